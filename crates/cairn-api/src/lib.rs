@@ -1,0 +1,42 @@
+//! # cairn-api
+//!
+//! Every operation Cairn offers, in one host-agnostic place. The desktop app (Tauri), the
+//! headless `cairn daemon`, the CLI, the loopback HTTP API and (later) the MCP server are all
+//! callers of this crate; none of them holds logic of its own.
+//!
+//! - [`Service`] owns the store, runs the background workers and answers every method of
+//!   [`cairn_core::for_each_method!`] through one dispatch table ([`Service::dispatch`]).
+//! - [`ServiceHandle`] is a running service with its loopback HTTP server
+//!   ([`http`]), its single-instance lock and its `service.json` (address and bearer token,
+//!   mode 0600).
+//! - [`Client`] talks to a running service over HTTP; [`Backend`] is either, so the CLI works
+//!   the same whether a service runs or not.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), cairn_api::ApiError> {
+//! use cairn_api::{Backend, Host};
+//! let paths = cairn_config::Paths::from_env().expect("paths");
+//! let settings = cairn_config::Settings::load(&paths, &Default::default(), std::env::vars())
+//!     .expect("settings").settings;
+//! let backend = Backend::connect_or_open(&paths, &settings).await?;
+//! let status = backend.status().await?;
+//! println!("memory on: {}", status.memory.enabled);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod backend;
+mod client;
+mod error;
+pub mod http;
+mod instance;
+pub mod logging;
+mod service;
+mod workers;
+
+pub use backend::Backend;
+pub use client::{Client, ServiceFile};
+pub use error::{ApiError, Result};
+pub use instance::{InstanceLock, LockError};
+pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
+pub use workers::WorkerBoard;

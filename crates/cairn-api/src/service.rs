@@ -1,0 +1,386 @@
+//! The service: the one owner of the store, its workers, and the dispatch table.
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use cairn_config::{Paths, Settings};
+use cairn_core::ErrorCode;
+use cairn_core::api::{
+    ClearReport, ClearReq, ConfigView, Empty, MemorySetReq, MemoryState, Preferences, ServiceHost,
+    ServiceInfo, Status,
+};
+use cairn_store::Store;
+use tokio::sync::watch;
+
+use crate::client::ServiceFile;
+use crate::instance::{InstanceLock, LockError};
+use crate::{ApiError, Result, WorkerBoard};
+
+/// Which kind of process hosts the service.
+pub use cairn_core::api::ServiceHost as Host;
+
+const MEMORY_KEY: &str = "memory.enabled";
+const PREFERENCES_KEY: &str = "preferences";
+
+/// How to start a service.
+#[derive(Debug, Clone)]
+pub struct ServiceOptions {
+    /// Where everything lives.
+    pub paths: Paths,
+    /// Validated settings.
+    pub settings: Settings,
+    /// The config file they came from.
+    pub config_file: PathBuf,
+    /// Which kind of process this is.
+    pub host: ServiceHost,
+    /// Serve the HTTP API (the daemon and the desktop app do; a direct CLI call does not).
+    pub serve_http: bool,
+    /// The built web UI to serve at `/`, when there is one.
+    pub ui_dir: Option<PathBuf>,
+}
+
+/// The service. Cheap to clone; every clone is the same service.
+#[derive(Debug, Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Store,
+    paths: Paths,
+    settings: Settings,
+    config_file: PathBuf,
+    host: ServiceHost,
+    started_at: String,
+    address: OnceLock<String>,
+    workers: WorkerBoard,
+    memory: watch::Sender<bool>,
+    /// Held by Clear, and by workers while they write, so a clear never interleaves.
+    write_gate: tokio::sync::RwLock<()>,
+}
+
+macro_rules! dispatch_table {
+    ($($name:ident($req:ty) -> $res:ty, $doc:literal;)*) => {
+        impl Service {
+            /// Every method name, in declaration order.
+            pub const METHODS: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// Calls a method by name with JSON parameters: the one dispatch table that
+            /// every transport (HTTP, Tauri, CLI, MCP) goes through.
+            pub async fn dispatch(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value> {
+                let params = if params.is_null() { serde_json::json!({}) } else { params };
+                match method {
+                    $(stringify!($name) => {
+                        let req: $req = serde_json::from_value(params).map_err(|e| {
+                            ApiError::bad_request(format!("invalid parameters for {}: {e}", stringify!($name)))
+                        })?;
+                        let res: $res = self.$name(req).await?;
+                        serde_json::to_value(res).map_err(|e| ApiError::internal(e.to_string()))
+                    })*
+                    other => Err(ApiError::new(
+                        ErrorCode::NotFound,
+                        format!("unknown method {other:?}; known methods: {}", Self::METHODS.join(", ")),
+                    )),
+                }
+            }
+        }
+    };
+}
+cairn_core::for_each_method!(dispatch_table);
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+impl Service {
+    /// Opens the store and reads the persisted state. The caller must hold the instance lock.
+    pub async fn open(opts: &ServiceOptions) -> Result<Self> {
+        opts.paths
+            .create_all()
+            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+        let store = Store::open(&opts.paths.database()).await?;
+        let enabled = store.setting::<bool>(MEMORY_KEY).await?.map(|(v, _)| v).unwrap_or(true);
+        let (memory, _) = watch::channel(enabled);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store,
+                paths: opts.paths.clone(),
+                settings: opts.settings.clone(),
+                config_file: opts.config_file.clone(),
+                host: opts.host,
+                started_at: now(),
+                address: OnceLock::new(),
+                workers: WorkerBoard::default(),
+                memory,
+                write_gate: tokio::sync::RwLock::new(()),
+            }),
+        })
+    }
+
+    /// The store (for workers and tests).
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Where everything lives.
+    pub fn paths(&self) -> &Paths {
+        &self.inner.paths
+    }
+
+    /// The settings in effect.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// The worker board.
+    pub fn workers(&self) -> &WorkerBoard {
+        &self.inner.workers
+    }
+
+    /// Follows the memory switch (workers pause while it is off).
+    pub fn memory_watch(&self) -> watch::Receiver<bool> {
+        self.inner.memory.subscribe()
+    }
+
+    /// Whether memory is on.
+    pub fn memory_enabled(&self) -> bool {
+        *self.inner.memory.borrow()
+    }
+
+    /// Taken (shared) by a worker for the span of a write, so Clear waits for it and no write
+    /// lands half before and half after a clear.
+    pub async fn write_permit(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.inner.write_gate.read().await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn status(&self, _: Empty) -> Result<Status> {
+        let store = &self.inner.store;
+        let counts = store.counts().await?;
+        let memory = self.memory_state().await?;
+        let last_clear = store.last_journal("clear").await?.map(|e| {
+            e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        });
+        let mut warnings = Vec::new();
+        if !memory.enabled {
+            warnings.push("Memory is off: Cairn captures nothing and its search service is stopped.".to_owned());
+        }
+        Ok(Status {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            memory,
+            data_dir: self.inner.paths.data.display().to_string(),
+            config_file: self.inner.config_file.display().to_string(),
+            counts,
+            last_clear,
+            service: ServiceInfo {
+                pid: std::process::id(),
+                started_at: self.inner.started_at.clone(),
+                address: self.inner.address.get().cloned(),
+                host: self.inner.host,
+            },
+            workers: self.inner.workers.snapshot(),
+            warnings,
+        })
+    }
+
+    async fn memory_state(&self) -> Result<MemoryState> {
+        let stored = self.inner.store.setting::<bool>(MEMORY_KEY).await?;
+        Ok(match stored {
+            Some((enabled, at)) => MemoryState {
+                enabled,
+                changed_at: Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            },
+            None => MemoryState { enabled: true, changed_at: None },
+        })
+    }
+
+    #[tracing::instrument(skip(self), err)]
+    async fn memory_set(&self, req: MemorySetReq) -> Result<MemoryState> {
+        self.inner.store.set_setting(MEMORY_KEY, &req.enabled).await?;
+        self.inner.memory.send_replace(req.enabled);
+        tracing::info!(enabled = req.enabled, "memory switched");
+        self.memory_state().await
+    }
+
+    #[tracing::instrument(skip(self), err)]
+    async fn clear(&self, req: ClearReq) -> Result<ClearReport> {
+        let _gate = self.inner.write_gate.write().await;
+        let removed = self.inner.store.clear(req.notes).await?;
+        let mut dirs = vec![self.inner.paths.index_dir()];
+        if req.notes {
+            dirs.push(self.inner.paths.notes_dir());
+        }
+        for dir in dirs {
+            match fs_err::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(ApiError::internal(format!("cleared the logs, but cannot remove {}: {e}", dir.display()))),
+            }
+        }
+        let cleared_at = self
+            .inner
+            .store
+            .last_journal("clear")
+            .await?
+            .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .unwrap_or_else(now);
+        tracing::info!(records = removed.records, items = removed.items, notes = req.notes, "memory cleared");
+        Ok(ClearReport { cleared_at, removed, notes_kept: !req.notes })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn preferences_get(&self, _: Empty) -> Result<Preferences> {
+        Ok(self.inner.store.setting::<Preferences>(PREFERENCES_KEY).await?.map(|(p, _)| p).unwrap_or_default())
+    }
+
+    #[tracing::instrument(skip(self), err)]
+    async fn preferences_set(&self, req: Preferences) -> Result<Preferences> {
+        self.inner.store.set_setting(PREFERENCES_KEY, &req).await?;
+        Ok(req)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn config_show(&self, _: Empty) -> Result<ConfigView> {
+        Ok(ConfigView {
+            path: self.inner.config_file.display().to_string(),
+            effective: self.inner.settings.to_toml(),
+        })
+    }
+
+    /// Typed calls for Rust callers (the CLI); they go through the same methods.
+    pub async fn call_status(&self) -> Result<Status> {
+        self.status(Empty {}).await
+    }
+}
+
+/// Why a service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Another Cairn process owns the store.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// Anything else.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+}
+
+/// A running service: the lock, the store, the HTTP server and the workers.
+#[derive(Debug)]
+pub struct ServiceHandle {
+    service: Service,
+    info: Option<ServiceFile>,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    service_file: PathBuf,
+    _lock: InstanceLock,
+}
+
+impl ServiceHandle {
+    /// Takes the single-instance lock, opens the store, starts the HTTP server on a loopback
+    /// port with a fresh token (written to `service.json`, mode 0600) and the workers.
+    pub async fn start(opts: ServiceOptions) -> std::result::Result<Self, StartError> {
+        opts.paths
+            .create_all()
+            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+        let service_file = opts.paths.service_file();
+        let lock = InstanceLock::acquire(&opts.paths.lock_file(), &service_file)?;
+        // A file left by a killed service is stale now that we hold the lock.
+        match fs_err::remove_file(&service_file) {
+            Ok(()) => tracing::info!("removed a stale service file"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ApiError::internal(format!("cannot remove stale {}: {e}", service_file.display())).into()),
+        }
+        let service = Service::open(&opts).await?;
+        let (shutdown, _) = watch::channel(false);
+        let mut tasks = Vec::new();
+        let mut info = None;
+        if opts.serve_http {
+            let settings = &opts.settings.service;
+            let listener = tokio::net::TcpListener::bind((settings.bind, settings.port)).await.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot listen on {}:{} (service.bind / service.port): {e}", settings.bind, settings.port),
+                )
+            })?;
+            let addr = listener.local_addr().map_err(|e| ApiError::internal(e.to_string()))?;
+            let url = format!("http://{addr}");
+            let token = crate::http::fresh_token()?;
+            let file = ServiceFile {
+                pid: std::process::id(),
+                host: opts.host,
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                started_at: service.inner.started_at.clone(),
+                url: url.clone(),
+                token: token.clone(),
+            };
+            file.write(&service_file)
+                .map_err(|e| ApiError::internal(format!("cannot write {}: {e}", service_file.display())))?;
+            if service.inner.address.set(url).is_err() {
+                tracing::warn!("service address was already set");
+            }
+            let ui_dir = opts.ui_dir.clone();
+            let rx = shutdown.subscribe();
+            let svc = service.clone();
+            tasks.push(tokio::spawn(async move {
+                if let Err(e) = crate::http::serve(svc, listener, token, ui_dir, rx).await {
+                    tracing::error!(error = %e, "HTTP server stopped");
+                }
+            }));
+            info = Some(file);
+        }
+        tasks.push(crate::workers::spawn_maintenance(service.clone(), shutdown.subscribe()));
+        tracing::info!(host = ?opts.host, pid = std::process::id(), "service started");
+        Ok(Self { service, info, shutdown, tasks, service_file, _lock: lock })
+    }
+
+    /// The service.
+    pub fn service(&self) -> &Service {
+        &self.service
+    }
+
+    /// The address and token, when the HTTP API is served.
+    pub fn info(&self) -> Option<&ServiceFile> {
+        self.info.as_ref()
+    }
+
+    /// Stops the server and the workers, checkpoints the store, removes `service.json` and
+    /// releases the lock.
+    pub async fn shutdown(self) {
+        self.shutdown.send_replace(true);
+        for task in self.tasks {
+            if tokio::time::timeout(Duration::from_secs(10), task).await.is_err() {
+                tracing::warn!("a task did not stop within 10 s");
+            }
+        }
+        if let Err(e) = self.service.inner.store.checkpoint().await {
+            tracing::warn!(error = %e, "final checkpoint failed");
+        }
+        if self.info.is_some() {
+            if let Err(e) = fs_err::remove_file(&self.service_file) {
+                tracing::warn!(error = %e, "cannot remove the service file");
+            }
+        }
+        tracing::info!("service stopped");
+    }
+}
+
+/// Runs one method on a service opened directly (no HTTP, no workers), for the CLI when no
+/// service is running. Takes the lock for the call's duration so a daemon cannot start
+/// underneath it.
+pub(crate) async fn open_direct(paths: &Paths, settings: &Settings, config_file: PathBuf) -> std::result::Result<(Service, InstanceLock), StartError> {
+    paths
+        .create_all()
+        .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+    let lock = InstanceLock::acquire(&paths.lock_file(), &paths.service_file())?;
+    let opts = ServiceOptions {
+        paths: paths.clone(),
+        settings: settings.clone(),
+        config_file,
+        host: ServiceHost::Direct,
+        serve_http: false,
+        ui_dir: None,
+    };
+    Ok((Service::open(&opts).await?, lock))
+}
+

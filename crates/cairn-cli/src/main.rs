@@ -1,0 +1,307 @@
+//! # cairn
+//!
+//! The command-line face of Cairn: flags and glue only; every operation is a call into
+//! `cairn-api` (through the running service when there is one, else on the store directly).
+//!
+//! Exit codes: 0 success; 1 failure; 2 bad usage or bad settings; 3 another Cairn already
+//! runs (for `daemon`); 4 the service or store is unavailable.
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError};
+use cairn_config::{Overrides, Paths, Settings};
+use cairn_core::ErrorCode;
+use cairn_core::api::{ClearReport, ClearReq, MemorySetReq, MemoryState, Status};
+use clap::{Parser, Subcommand, ValueEnum};
+
+const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  the command failed
+  2  bad usage or an invalid setting (the message names the key, value and file)
+  3  another Cairn is already running (cairn daemon)
+  4  the service or the store is unavailable";
+
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about = "Memory for AI coding agents", after_help = EXIT_CODES)]
+struct Cli {
+    /// Override a setting for this run: section.key=value (repeatable).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the headless service: owns the store, serves the API and the UI on loopback.
+    Daemon {
+        /// Folder of the built web UI to serve (default: service.ui_dir, else next to the program).
+        #[arg(long, value_name = "DIR")]
+        ui_dir: Option<PathBuf>,
+    },
+    /// Show the memory switch, counts, workers and where the data lives.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Switch memory on or off (off stops capture and the search service).
+    Memory {
+        /// on or off
+        state: OnOff,
+    },
+    /// Wipe everything remembered: logs, index, cursors (and notes with --notes).
+    Clear {
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+        /// Also delete notes.
+        #[arg(long)]
+        notes: bool,
+    },
+    /// Show the config file's path or the effective settings.
+    Config {
+        #[command(subcommand)]
+        what: ConfigCmd,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCmd {
+    /// Print the config file's path.
+    Path,
+    /// Print the effective settings (defaults, file, environment and --set layered).
+    Show,
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let error = e.into();
+        let code = match error.downcast_ref::<ApiError>().map(|e| e.code) {
+            Some(ErrorCode::BadRequest) => 2,
+            Some(ErrorCode::Unavailable) => 4,
+            _ => 1,
+        };
+        Self { code, error }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are not errors.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            if let Err(err) = e.print() {
+                eprintln!("cairn: {err}");
+            }
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            // A closed pipe (`cairn status | head`) is not a failure.
+            if f.error.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("cairn: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let paths = Paths::from_env().map_err(|e| Failure { code: 2, error: e.into() })?;
+    let loaded = Settings::load(&paths, &Overrides(cli.set.clone()), std::env::vars())
+        .map_err(|e| Failure { code: 2, error: e.into() })?;
+    let component = match cli.command {
+        Command::Daemon { .. } => "daemon",
+        _ => "cli",
+    };
+    let stderr_level = if component == "daemon" { "info" } else { "error" };
+    let _log = cairn_api::logging::init(&paths, &loaded.settings, component, stderr_level)
+        .with_context(|| format!("cannot open the log dir {}", paths.logs.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("cairn")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Daemon { ui_dir } => daemon(paths, loaded.settings, loaded.file, ui_dir).await,
+            Command::Config { what: ConfigCmd::Path } => {
+                println!("{}", loaded.file.display());
+                Ok(())
+            }
+            Command::Config { what: ConfigCmd::Show } => {
+                print!("{}", loaded.settings.to_toml());
+                Ok(())
+            }
+            Command::Status { json } => {
+                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
+                let status = backend.status().await;
+                backend.close().await;
+                let status = status?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&status)?);
+                } else {
+                    print_status(&status)?;
+                }
+                Ok(())
+            }
+            Command::Memory { state } => {
+                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
+                let req = MemorySetReq { enabled: matches!(state, OnOff::On) };
+                let res: Result<MemoryState, ApiError> = backend.call_typed("memory_set", &req).await;
+                backend.close().await;
+                let res = res?;
+                println!("Memory is {}.", if res.enabled { "on" } else { "off: Cairn captures nothing and its search service is stopped" });
+                Ok(())
+            }
+            Command::Clear { yes, notes } => {
+                if !yes && !confirm_clear(notes)? {
+                    println!("Nothing was cleared.");
+                    return Ok(());
+                }
+                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
+                let res: Result<ClearReport, ApiError> = backend.call_typed("clear", &ClearReq { notes }).await;
+                backend.close().await;
+                let r = res?;
+                println!(
+                    "Cleared {} records, {} chunks, {} items{}.",
+                    r.removed.records,
+                    r.removed.chunks,
+                    r.removed.items,
+                    if r.notes_kept { " (notes kept)".to_owned() } else { format!(" and {} notes", r.removed.notes) }
+                );
+                Ok(())
+            }
+        }
+    })
+}
+
+fn confirm_clear(notes: bool) -> Result<bool, Failure> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Failure {
+            code: 2,
+            error: anyhow::anyhow!("clear needs confirmation: run it in a terminal, or pass --yes"),
+        });
+    }
+    let what = if notes { "everything Cairn remembers, notes included" } else { "everything Cairn remembers (notes are kept)" };
+    print!("This wipes {what}. It cannot be undone. Type 'clear' to confirm: ");
+    std::io::stdout().flush()?;
+    let mut line = String::new();
+    stdin.lock().read_line(&mut line)?;
+    Ok(line.trim() == "clear")
+}
+
+fn print_status(s: &Status) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Cairn {}", s.version)?;
+    writeln!(
+        out,
+        "Memory:   {}{}",
+        if s.memory.enabled { "on" } else { "off" },
+        s.memory.changed_at.as_deref().map(|t| format!(" (since {t})")).unwrap_or_default()
+    )?;
+    let host = match s.service.host {
+        Host::Daemon => format!("cairn daemon, pid {}", s.service.pid),
+        Host::Desktop => format!("desktop app, pid {}", s.service.pid),
+        Host::Direct => "not running (store opened directly)".to_owned(),
+    };
+    writeln!(out, "Service:  {host}")?;
+    if let Some(addr) = &s.service.address {
+        writeln!(out, "Address:  {addr}")?;
+    }
+    writeln!(
+        out,
+        "Stored:   {} records, {} chunks, {} items, {} notes",
+        s.counts.records, s.counts.chunks, s.counts.items, s.counts.notes
+    )?;
+    writeln!(out, "Cleared:  {}", s.last_clear.as_deref().unwrap_or("never"))?;
+    writeln!(out, "Data:     {}", s.data_dir)?;
+    writeln!(out, "Config:   {}", s.config_file)?;
+    for w in &s.workers {
+        writeln!(
+            out,
+            "Worker:   {} — {:?}{}",
+            w.name,
+            w.state,
+            w.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+        )?;
+    }
+    for w in &s.warnings {
+        writeln!(out, "Warning:  {w}")?;
+    }
+    Ok(())
+}
+
+async fn daemon(paths: Paths, settings: Settings, config_file: PathBuf, ui_dir: Option<PathBuf>) -> Result<(), Failure> {
+    let ui_dir = ui_dir.or_else(|| cairn_api::http::find_ui_dir(&settings));
+    let opts = ServiceOptions {
+        paths,
+        settings,
+        config_file,
+        host: Host::Daemon,
+        serve_http: true,
+        ui_dir: ui_dir.clone(),
+    };
+    let handle = match ServiceHandle::start(opts).await {
+        Ok(h) => h,
+        Err(StartError::Lock(e)) => return Err(Failure { code: 3, error: e.into() }),
+        Err(StartError::Api(e)) => return Err(e.into()),
+    };
+    if let Some(info) = handle.info() {
+        println!("Cairn is running. Open the UI at {}", info.ui_url());
+        if ui_dir.is_none() {
+            println!("(The web UI is not built: run `npm run app` in the Cairn checkout, or pass --ui-dir.)");
+        }
+        println!("Press Ctrl-C to stop.");
+        std::io::stdout().flush()?;
+    }
+    wait_for_signal().await;
+    println!("Stopping…");
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C still stops");
+                if let Err(e) = tokio::signal::ctrl_c().await {
+                    tracing::error!(error = %e, "cannot watch Ctrl-C");
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    if let Err(e) = tokio::signal::ctrl_c().await {
+        tracing::error!(error = %e, "cannot watch Ctrl-C");
+    }
+}

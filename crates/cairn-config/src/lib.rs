@@ -1,0 +1,28 @@
+//! # cairn-config
+//!
+//! Two things every Cairn process needs before it does anything else:
+//!
+//! - [`Paths`]: the data, config, log and runtime directories, following each operating
+//!   system's conventions. `CAIRN_HOME` moves all of them under one folder (tests, portable
+//!   use).
+//! - [`Settings`]: one typed, validated settings value, layered as defaults embedded in the
+//!   binary (`default.toml`, the single source of defaults) → the config file →
+//!   `CAIRN__SECTION__KEY` environment variables → command-line overrides.
+//!
+//! ```
+//! use cairn_config::{Paths, Settings, Overrides};
+//! let home = tempfile::tempdir().unwrap();
+//! let paths = Paths::under(home.path());
+//! let loaded = Settings::load(&paths, &Overrides::default(), std::iter::empty()).unwrap();
+//! assert_eq!(loaded.settings.capture.interval_minutes, 15);
+//! ```
+#![deny(missing_docs)]
+
+mod paths;
+mod settings;
+
+pub use paths::{Paths, PathsError};
+pub use settings::{
+    CaptureSettings, LoadedSettings, LogSettings, Origin, Overrides, ServiceSettings, Settings,
+    SettingsError, DEFAULT_TOML,
+};

@@ -1,0 +1,437 @@
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::Paths;
+
+/// The shipped defaults, embedded in the binary: the single source of default values, and
+/// (commented out) the example config file written on first run.
+pub const DEFAULT_TOML: &str = include_str!("../default.toml");
+
+/// Cairn's settings, after layering and validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// The local service.
+    pub service: ServiceSettings,
+    /// Reading agents' session stores.
+    pub capture: CaptureSettings,
+    /// Log files.
+    pub log: LogSettings,
+}
+
+/// `[service]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSettings {
+    /// Loopback address of the HTTP API.
+    pub bind: IpAddr,
+    /// Port of the HTTP API (0 = a free one).
+    pub port: u16,
+    /// Folder of the built web UI ("" = look next to the program).
+    pub ui_dir: String,
+}
+
+/// `[capture]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSettings {
+    /// Read agents' session stores at all.
+    pub enabled: bool,
+    /// First pass this long after start.
+    pub startup_delay_seconds: u64,
+    /// Period of the regular pass.
+    pub interval_minutes: u64,
+    /// Delay after a session file stops changing.
+    pub settle_seconds: u64,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    /// A tracing filter.
+    pub level: String,
+    /// Days of log files kept.
+    pub keep_days: u32,
+}
+
+/// Where a setting's value came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The defaults embedded in the binary.
+    Default,
+    /// The config file.
+    File(PathBuf),
+    /// An environment variable.
+    Env(String),
+    /// A command-line override.
+    Cli,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Default => f.write_str("the built-in defaults"),
+            Origin::File(p) => write!(f, "{}", p.display()),
+            Origin::Env(var) => write!(f, "environment variable {var}"),
+            Origin::Cli => f.write_str("the command line (--set)"),
+        }
+    }
+}
+
+/// Command-line overrides: `section.key=value` pairs.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides(pub Vec<String>);
+
+/// A settings problem. Every variant names the key, the value and where it came from.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A value is of the wrong type, out of range, or not allowed.
+    #[error("invalid setting `{key}` = {value} (from {origin}): {reason}")]
+    Invalid {
+        /// `section.key`
+        key: String,
+        /// The value as written.
+        value: String,
+        /// Where it came from.
+        origin: Origin,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A key that Cairn does not know.
+    #[error("unknown setting `{key}` (from {origin}); see the commented example in {example}")]
+    Unknown {
+        /// `section.key`
+        key: String,
+        /// Where it came from.
+        origin: Origin,
+        /// The config file, which lists every known key.
+        example: PathBuf,
+    },
+    /// The config file is not valid TOML.
+    #[error("cannot parse config file {path}: {reason}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (line and column).
+        reason: String,
+    },
+    /// A `--set` override is not `section.key=value`.
+    #[error("invalid --set {0:?}: expected section.key=value")]
+    Override(String),
+    /// The config file could not be read or the example could not be written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Settings with the file they were read from.
+#[derive(Debug, Clone)]
+pub struct LoadedSettings {
+    /// The validated settings.
+    pub settings: Settings,
+    /// The config file (it may not exist).
+    pub file: PathBuf,
+    /// Whether this load wrote the commented example file.
+    pub wrote_example: bool,
+}
+
+type Table = toml::Table;
+
+impl Settings {
+    /// Layers defaults → config file → environment → overrides, then validates.
+    ///
+    /// `env` is the process environment (pass `std::env::vars()`); only `CAIRN__…` variables
+    /// are read. When the config file does not exist, a commented example is written there.
+    pub fn load(
+        paths: &Paths,
+        overrides: &Overrides,
+        env: impl Iterator<Item = (String, String)>,
+    ) -> Result<LoadedSettings, SettingsError> {
+        let file = paths.config_file();
+        let mut origins: BTreeMap<String, Origin> = BTreeMap::new();
+        let mut merged: Table = DEFAULT_TOML.parse().map_err(|e: toml::de::Error| {
+            SettingsError::Syntax { path: "default.toml".into(), reason: e.to_string() }
+        })?;
+        record_origins(&merged, "", &Origin::Default, &mut origins);
+
+        let mut wrote_example = false;
+        match fs_err::read_to_string(&file) {
+            Ok(text) => {
+                let layer: Table = text.parse().map_err(|e: toml::de::Error| {
+                    SettingsError::Syntax { path: file.clone(), reason: e.to_string() }
+                })?;
+                merge(&mut merged, layer, "", &Origin::File(file.clone()), &mut origins);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                write_example(&file)?;
+                wrote_example = true;
+            }
+            Err(e) => return Err(e.into()),
+        }
+
+        let mut env: Vec<(String, String)> =
+            env.filter(|(k, _)| k.starts_with("CAIRN__")).collect();
+        env.sort();
+        for (var, raw) in env {
+            let parts: Vec<String> =
+                var["CAIRN__".len()..].split("__").map(|p| p.to_ascii_lowercase()).collect();
+            let layer = nested(&parts, parse_scalar(&raw));
+            merge(&mut merged, layer, "", &Origin::Env(var.clone()), &mut origins);
+        }
+
+        for o in &overrides.0 {
+            let (key, raw) = o.split_once('=').ok_or_else(|| SettingsError::Override(o.clone()))?;
+            let parts: Vec<String> = key.trim().split('.').map(str::to_owned).collect();
+            if parts.len() < 2 || parts.iter().any(String::is_empty) {
+                return Err(SettingsError::Override(o.clone()));
+            }
+            let layer = nested(&parts, parse_scalar(raw.trim()));
+            merge(&mut merged, layer, "", &Origin::Cli, &mut origins);
+        }
+
+        let settings = deserialize(&merged, &origins, &file)?;
+        settings.validate(&merged, &origins)?;
+        Ok(LoadedSettings { settings, file, wrote_example })
+    }
+
+    /// The settings as TOML (what `cairn config show` prints).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
+    }
+
+    fn validate(&self, merged: &Table, origins: &BTreeMap<String, Origin>) -> Result<(), SettingsError> {
+        let fail = |key: &str, reason: &str| {
+            Err(SettingsError::Invalid {
+                key: key.into(),
+                value: lookup(merged, key).map(|v| v.to_string()).unwrap_or_default(),
+                origin: origins.get(key).cloned().unwrap_or(Origin::Default),
+                reason: reason.into(),
+            })
+        };
+        if !self.service.bind.is_loopback() {
+            return fail("service.bind", "must be a loopback address such as 127.0.0.1 or ::1");
+        }
+        if self.capture.interval_minutes == 0 {
+            return fail("capture.interval_minutes", "must be at least 1");
+        }
+        if self.capture.startup_delay_seconds > 86_400 {
+            return fail("capture.startup_delay_seconds", "must be at most 86400 (a day)");
+        }
+        if self.log.keep_days == 0 {
+            return fail("log.keep_days", "must be at least 1");
+        }
+        let levels = ["error", "warn", "info", "debug", "trace", "off"];
+        let level_ok = self.log.level.split(',').all(|part| {
+            let lvl = part.rsplit('=').next().unwrap_or("").trim().to_ascii_lowercase();
+            levels.contains(&lvl.as_str())
+        });
+        if !level_ok {
+            return fail("log.level", "must be error, warn, info, debug, trace or off (optionally per target: \"info,cairn_store=debug\")");
+        }
+        Ok(())
+    }
+}
+
+fn deserialize(
+    merged: &Table,
+    origins: &BTreeMap<String, Origin>,
+    file: &Path,
+) -> Result<Settings, SettingsError> {
+    let value = toml::Value::Table(merged.clone());
+    serde_path_to_error::deserialize::<_, Settings>(value).map_err(|err| {
+        let key = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        // The deserializer appends "in `key`" on its own line; the key is named already.
+        let inner = inner.lines().next().unwrap_or_default().trim().to_owned();
+        if let Some(rest) = inner.strip_prefix("unknown field `") {
+            let field = rest.split('`').next().unwrap_or(rest);
+            let full = if key == "." || key.is_empty() { field.to_owned() } else { format!("{key}.{field}") };
+            let origin = origins.get(&full).cloned().unwrap_or(Origin::File(file.to_path_buf()));
+            return SettingsError::Unknown { key: full, origin, example: file.to_path_buf() };
+        }
+        SettingsError::Invalid {
+            value: lookup(merged, &key).map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into()),
+            origin: origins.get(&key).cloned().unwrap_or(Origin::Default),
+            key,
+            reason: inner,
+        }
+    })
+}
+
+fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a toml::Value> {
+    let mut parts = dotted.split('.');
+    let mut cur = table.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_table()?.get(p)?;
+    }
+    Some(cur)
+}
+
+fn record_origins(t: &Table, prefix: &str, origin: &Origin, out: &mut BTreeMap<String, Origin>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(sub) => record_origins(sub, &key, origin, out),
+            _ => {
+                out.insert(key, origin.clone());
+            }
+        }
+    }
+}
+
+fn merge(base: &mut Table, layer: Table, prefix: &str, origin: &Origin, origins: &mut BTreeMap<String, Origin>) {
+    for (k, v) in layer {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(l)) => merge(b, l, &key, origin, origins),
+            (_, v) => {
+                record_origins_value(&v, &key, origin, origins);
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn record_origins_value(v: &toml::Value, key: &str, origin: &Origin, origins: &mut BTreeMap<String, Origin>) {
+    match v {
+        toml::Value::Table(t) => record_origins(t, key, origin, origins),
+        _ => {
+            origins.insert(key.to_owned(), origin.clone());
+        }
+    }
+}
+
+fn nested(parts: &[String], value: toml::Value) -> Table {
+    let mut t = Table::new();
+    match parts {
+        [] => {}
+        [last] => {
+            t.insert(last.clone(), value);
+        }
+        [first, rest @ ..] => {
+            t.insert(first.clone(), toml::Value::Table(nested(rest, value)));
+        }
+    }
+    t
+}
+
+/// An environment or command-line value: a TOML scalar when it parses as one (`7420`,
+/// `true`, `"x"`), else the raw text as a string.
+fn parse_scalar(raw: &str) -> toml::Value {
+    format!("v = {raw}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_owned()))
+}
+
+/// The example file: the defaults with every setting commented out.
+fn write_example(file: &Path) -> std::io::Result<()> {
+    let mut out = String::new();
+    for line in DEFAULT_TOML.lines() {
+        let t = line.trim_start();
+        if !t.is_empty() && !t.starts_with('#') && !t.starts_with('[') {
+            out.push_str("# ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(dir) = file.parent() {
+        fs_err::create_dir_all(dir)?;
+    }
+    // Never clobber a file another process wrote meanwhile.
+    match fs_err::OpenOptions::new().write(true).create_new(true).open(file) {
+        Ok(mut f) => std::io::Write::write_all(&mut f, out.as_bytes()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(
+        home: &Path,
+        file: Option<&str>,
+        env: &[(&str, &str)],
+        set: &[&str],
+    ) -> Result<LoadedSettings, SettingsError> {
+        let paths = Paths::under(home);
+        if let Some(text) = file {
+            fs_err::create_dir_all(&paths.config).unwrap();
+            fs_err::write(paths.config_file(), text).unwrap();
+        }
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        Settings::load(&paths, &Overrides(set.iter().map(|s| s.to_string()).collect()), env)
+    }
+
+    #[test]
+    fn defaults_load_and_first_run_writes_a_commented_example_that_parses_to_the_defaults() {
+        let home = tempfile::tempdir().unwrap();
+        let first = load(home.path(), None, &[], &[]).unwrap();
+        assert!(first.wrote_example);
+        let text = fs_err::read_to_string(&first.file).unwrap();
+        assert!(text.contains("# port = 0"), "{text}");
+        let second = load(home.path(), None, &[], &[]).unwrap();
+        assert!(!second.wrote_example);
+        assert_eq!(first.settings, second.settings);
+        assert_eq!(second.settings.service.port, 0);
+        assert!(second.settings.capture.enabled);
+    }
+
+    #[test]
+    fn layers_apply_in_order_file_env_cli() {
+        let home = tempfile::tempdir().unwrap();
+        let file = "[service]\nport = 1111\n[capture]\ninterval_minutes = 5\n[log]\nlevel = \"debug\"\n";
+        let s = load(
+            home.path(),
+            Some(file),
+            &[("CAIRN__SERVICE__PORT", "2222"), ("CAIRN__CAPTURE__ENABLED", "false"), ("OTHER", "x")],
+            &["service.port=3333"],
+        )
+        .unwrap()
+        .settings;
+        assert_eq!(s.service.port, 3333);
+        assert!(!s.capture.enabled);
+        assert_eq!(s.capture.interval_minutes, 5);
+        assert_eq!(s.log.level, "debug");
+    }
+
+    #[test]
+    fn a_bad_value_names_key_value_and_file() {
+        let home = tempfile::tempdir().unwrap();
+        let err = load(home.path(), Some("[service]\nport = \"abc\"\n"), &[], &[]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("service.port"), "{msg}");
+        assert!(msg.contains("\"abc\""), "{msg}");
+        assert!(msg.contains("config.toml"), "{msg}");
+    }
+
+    #[test]
+    fn out_of_range_and_non_loopback_values_are_refused_with_their_origin() {
+        let home = tempfile::tempdir().unwrap();
+        let msg = load(home.path(), None, &[("CAIRN__SERVICE__PORT", "70000")], &[]).unwrap_err().to_string();
+        assert!(msg.contains("service.port") && msg.contains("70000") && msg.contains("CAIRN__SERVICE__PORT"), "{msg}");
+        let msg = load(home.path(), None, &[], &["service.bind=\"0.0.0.0\""]).unwrap_err().to_string();
+        assert!(msg.contains("service.bind") && msg.contains("loopback") && msg.contains("command line"), "{msg}");
+        let msg = load(home.path(), None, &[("CAIRN__LOG__LEVEL", "loud")], &[]).unwrap_err().to_string();
+        assert!(msg.contains("log.level") && msg.contains("loud"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_syntax_are_named() {
+        let home = tempfile::tempdir().unwrap();
+        let msg = load(home.path(), Some("[service]\nprot = 1\n"), &[], &[]).unwrap_err().to_string();
+        assert!(msg.contains("service.prot"), "{msg}");
+        let msg = load(home.path(), Some("[service\nport = 1\n"), &[], &[]).unwrap_err().to_string();
+        assert!(msg.contains("cannot parse") && msg.contains("config.toml"), "{msg}");
+        let fresh = tempfile::tempdir().unwrap();
+        let msg = load(fresh.path(), None, &[], &["justakey"]).unwrap_err().to_string();
+        assert!(msg.contains("justakey"), "{msg}");
+    }
+}

@@ -1,0 +1,285 @@
+//! The API contract: every request and response type that crosses a transport (Tauri, the
+//! loopback HTTP API, the CLI, later MCP), and the one list of methods.
+//!
+//! The TypeScript for the UI is generated from these types into `ui/src/generated/` (see the
+//! `bindings` test of this crate); never write a TypeScript type that mirrors one by hand.
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::ErrorCode;
+
+/// The one list of API methods: `name(Request) -> Response, "what it does"`.
+///
+/// Call it with the name of a macro that takes the list; that is how `cairn-api` builds its
+/// dispatch table and how the TypeScript method map is generated, so a method added here
+/// and not handled by the service does not compile.
+#[macro_export]
+macro_rules! for_each_method {
+    ($m:ident) => {
+        $m! {
+            status($crate::api::Empty) -> $crate::api::Status,
+                "The service's status: memory switch, counts, workers, warnings.";
+            memory_set($crate::api::MemorySetReq) -> $crate::api::MemoryState,
+                "Switch memory on or off. Off stops capture and the search service.";
+            clear($crate::api::ClearReq) -> $crate::api::ClearReport,
+                "Wipe everything remembered (logs, index, cursors; notes only when asked).";
+            preferences_get($crate::api::Empty) -> $crate::api::Preferences,
+                "The desktop preferences (launch at login).";
+            preferences_set($crate::api::Preferences) -> $crate::api::Preferences,
+                "Change the desktop preferences.";
+            config_show($crate::api::Empty) -> $crate::api::ConfigView,
+                "The config file's path and the effective settings.";
+        }
+    };
+}
+
+/// The body of every failed call, on every transport.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ApiErrorBody {
+    /// The kind of failure, to branch on.
+    pub code: ErrorCode,
+    /// A sentence for people.
+    pub message: String,
+}
+
+/// A request with no parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[ts(type = "Record<string, never>")]
+pub struct Empty {}
+
+/// The memory switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct MemoryState {
+    /// On by default. Off stops capture and the search service.
+    pub enabled: bool,
+    /// When it was last switched (RFC 3339), if ever.
+    pub changed_at: Option<String>,
+}
+
+/// How much is remembered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct Counts {
+    /// Records in the short-term log.
+    #[ts(type = "number")]
+    pub records: u64,
+    /// Search chunks of those records.
+    #[ts(type = "number")]
+    pub chunks: u64,
+    /// Typed items (current state).
+    #[ts(type = "number")]
+    pub items: u64,
+    /// Notes.
+    #[ts(type = "number")]
+    pub notes: u64,
+}
+
+/// Which process hosts the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceHost {
+    /// The headless `cairn daemon`.
+    Daemon,
+    /// The desktop app.
+    Desktop,
+    /// No service runs; the CLI opened the store itself.
+    Direct,
+}
+
+/// The process that owns the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ServiceInfo {
+    /// Its process id.
+    pub pid: u32,
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// The loopback address of its HTTP API, when it serves one.
+    pub address: Option<String>,
+    /// Which kind of process it is.
+    pub host: ServiceHost,
+}
+
+/// What a background worker is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    /// Waiting for its next turn.
+    Idle,
+    /// Working now.
+    Running,
+    /// Stopped because memory is off.
+    Paused,
+    /// Its last run failed (see `detail`).
+    Failed,
+}
+
+/// One background worker, for the Activity view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct WorkerStatus {
+    /// Its name.
+    pub name: String,
+    /// What it is doing.
+    pub state: WorkerState,
+    /// A sentence about its last run or its failure.
+    pub detail: Option<String>,
+    /// Progress of the current run, 0 to 1, when it is known.
+    pub progress: Option<f32>,
+    /// When it last ran (RFC 3339).
+    pub last_run: Option<String>,
+}
+
+/// The whole status, as `cairn status` and the UI show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Status {
+    /// Cairn's version.
+    pub version: String,
+    /// The memory switch.
+    pub memory: MemoryState,
+    /// Where the data lives.
+    pub data_dir: String,
+    /// The config file in use.
+    pub config_file: String,
+    /// How much is remembered.
+    pub counts: Counts,
+    /// When memory was last cleared (RFC 3339), if ever.
+    pub last_clear: Option<String>,
+    /// The process that owns the store.
+    pub service: ServiceInfo,
+    /// Background workers.
+    pub workers: Vec<WorkerStatus>,
+    /// Problems the user should know about (each a sentence).
+    pub warnings: Vec<String>,
+}
+
+/// Switch memory on or off.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySetReq {
+    /// The new state.
+    pub enabled: bool,
+}
+
+/// Wipe memory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ClearReq {
+    /// Also delete notes.
+    #[serde(default)]
+    pub notes: bool,
+}
+
+/// What a clear removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ClearReport {
+    /// When (RFC 3339).
+    pub cleared_at: String,
+    /// How much was removed.
+    pub removed: Counts,
+    /// Whether notes were kept.
+    pub notes_kept: bool,
+}
+
+/// Desktop preferences, changed from the UI.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct Preferences {
+    /// Launch Cairn at login (off by default).
+    pub autostart: bool,
+}
+
+/// The config file and the settings in effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ConfigView {
+    /// The config file's path.
+    pub path: String,
+    /// The effective settings as TOML.
+    pub effective: String,
+}
+
+/// Every type the UI needs, for the generator: (name, declaration with its imports).
+pub fn typescript_files() -> Vec<(String, String)> {
+    fn file<T: TS + 'static>() -> (String, String) {
+        let mut imports: Vec<String> = T::dependencies()
+            .into_iter()
+            .map(|d| format!("import type {{ {} }} from \"./{}\";", d.ts_name, d.ts_name))
+            .collect();
+        imports.sort();
+        imports.dedup();
+        let mut out = String::from(HEADER);
+        for line in &imports {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if !imports.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("export ");
+        out.push_str(&T::decl());
+        out.push('\n');
+        (T::ident(), out)
+    }
+    let mut files = vec![
+        file::<ErrorCode>(),
+        file::<ApiErrorBody>(),
+        file::<Empty>(),
+        file::<MemoryState>(),
+        file::<Counts>(),
+        file::<ServiceHost>(),
+        file::<ServiceInfo>(),
+        file::<WorkerState>(),
+        file::<WorkerStatus>(),
+        file::<Status>(),
+        file::<MemorySetReq>(),
+        file::<ClearReq>(),
+        file::<ClearReport>(),
+        file::<Preferences>(),
+        file::<ConfigView>(),
+    ];
+    files.sort();
+    let mut index = String::from(HEADER);
+    for (name, _) in &files {
+        index.push_str(&format!("export type {{ {name} }} from \"./{name}\";\n"));
+    }
+    index.push_str("export type { Methods } from \"./methods\";\nexport { METHOD_NAMES } from \"./methods\";\n");
+    files.push(("methods".into(), methods_ts()));
+    files.push(("index".into(), index));
+    files
+}
+
+const HEADER: &str = "// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.\n";
+
+fn methods_ts() -> String {
+    let mut imports = Vec::new();
+    let mut map = String::new();
+    let mut names = Vec::new();
+    macro_rules! emit {
+        ($($name:ident($req:ty) -> $res:ty, $doc:literal;)*) => {
+            $(
+                imports.push(<$req as TS>::ident());
+                imports.push(<$res as TS>::ident());
+                map.push_str(&format!(
+                    "  /** {} */\n  {}: {{ req: {}; res: {} }};\n",
+                    $doc,
+                    stringify!($name),
+                    <$req as TS>::ident(),
+                    <$res as TS>::ident()
+                ));
+                names.push(format!("\"{}\"", stringify!($name)));
+            )*
+        };
+    }
+    for_each_method!(emit);
+    imports.sort();
+    imports.dedup();
+    let mut out = String::from(HEADER);
+    for i in &imports {
+        out.push_str(&format!("import type {{ {i} }} from \"./{i}\";\n"));
+    }
+    out.push_str("\n/** Every API method with its request and response types. */\nexport type Methods = {\n");
+    out.push_str(&map);
+    out.push_str("};\n\n/** The method names, in the order the service declares them. */\n");
+    out.push_str(&format!(
+        "export const METHOD_NAMES = [{}] as const;\n",
+        names.join(", ")
+    ));
+    out
+}

@@ -1,0 +1,8 @@
+//! sea-orm entities. They never leave this crate: [`crate::Store`] maps them to the domain
+//! types of `cairn-core`.
+
+pub mod chunks;
+pub mod item_events;
+pub mod journal;
+pub mod records;
+pub mod settings;

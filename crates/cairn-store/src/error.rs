@@ -1,0 +1,54 @@
+use std::path::PathBuf;
+
+/// A store failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The database refused or failed a statement.
+    #[error("database error: {0}")]
+    Db(#[from] sea_orm::DbErr),
+    /// The store file could not be opened.
+    #[error("cannot open the store at {path}: {reason}")]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The store was written by a newer Cairn than this one.
+    #[error(
+        "the store at {path} has schema version {found}, newer than this Cairn understands ({supported}); update Cairn"
+    )]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+        /// The newest this build knows.
+        supported: i64,
+    },
+    /// A stored value could not be decoded.
+    #[error("corrupt value in {table}.{column}: {reason}")]
+    Corrupt {
+        /// Table.
+        table: &'static str,
+        /// Column.
+        column: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value could not be encoded.
+    #[error("cannot encode {what}: {reason}")]
+    Encode {
+        /// What.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A file-system operation on the store's files failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The store's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

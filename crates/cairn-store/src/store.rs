@@ -1,0 +1,393 @@
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use cairn_core::api::Counts;
+use cairn_core::{
+    Chunk, Item, ItemEvent, ItemId, NewItemEvent, NewRecord, Outcome, Record, RecordId, Timestamp,
+};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sea_orm::{
+    ActiveValue::{NotSet, Set},
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    SqlxSqliteConnector, Statement, TransactionTrait,
+};
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::entity::{chunks, item_events, journal, records, settings};
+use crate::{Error, Result};
+
+/// Tables that Clear empties (the logs and everything derived from them), in an order that
+/// respects their references. Notes go only when asked.
+const CLEAR_TABLES: &[&str] = &["chunks", "records", "item_events", "relations", "vectors", "capture_cursors"];
+const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
+
+/// An entry of the store's own journal (clears, rebuilds). Never remembered content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEntry {
+    /// Position.
+    pub seq: i64,
+    /// When.
+    pub at: Timestamp,
+    /// What (`clear`, …).
+    pub kind: String,
+    /// Details as JSON (counts, flags; no content).
+    pub detail: serde_json::Value,
+}
+
+/// The store. Cheap to clone; all clones share one connection pool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    db: DatabaseConnection,
+    path: PathBuf,
+}
+
+pub(crate) fn now_text() -> String {
+    ts_text(&chrono::Utc::now())
+}
+
+fn ts_text(t: &Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| Error::Corrupt { table, column, reason: format!("{s:?}: {e}") })
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path`, in WAL mode, and applies migrations.
+    pub async fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            fs_err::create_dir_all(dir)?;
+        }
+        let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true)
+            // Deleted content is overwritten, so Clear leaves nothing behind in free pages.
+            .pragma("secure_delete", "ON");
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .min_connections(0)
+            .idle_timeout(Some(Duration::from_secs(60)))
+            .connect_with(opts)
+            .await
+            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?;
+        let db = SqlxSqliteConnector::from_sqlx_sqlite_pool(pool);
+        let check = db
+            .query_one(Statement::from_string(db.get_database_backend(), "PRAGMA quick_check"))
+            .await
+            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?;
+        if let Some(row) = check {
+            let verdict: String = row.try_get_by_index(0)?;
+            if verdict != "ok" {
+                return Err(Error::Open { path: path.into(), reason: format!("integrity check failed: {verdict}") });
+            }
+        }
+        crate::migrate::migrate(&db, path).await?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(Self { db, path: path.to_path_buf() })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Closes the pool after a final WAL checkpoint.
+    pub async fn close(self) -> Result<()> {
+        self.checkpoint().await?;
+        self.db.close().await?;
+        Ok(())
+    }
+
+    /// Moves the WAL into the main file and truncates it.
+    pub async fn checkpoint(&self) -> Result<()> {
+        self.db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await?;
+        Ok(())
+    }
+
+    /// Runs one raw statement. For tests and diagnostics only: it goes through the same
+    /// triggers as everything else, so it cannot break the append-only rule.
+    #[doc(hidden)]
+    pub async fn execute_raw(&self, sql: &str) -> Result<u64> {
+        Ok(self.db.execute_unprepared(sql).await?.rows_affected())
+    }
+
+    /// How much is remembered (current records, chunks, current items, live notes).
+    pub async fn counts(&self) -> Result<Counts> {
+        let row = self
+            .db
+            .query_one(Statement::from_string(
+                self.db.get_database_backend(),
+                "SELECT (SELECT COUNT(DISTINCT id) FROM records) AS records,
+                        (SELECT COUNT(*) FROM chunks) AS chunks,
+                        (SELECT COUNT(DISTINCT item_id) FROM item_events) AS items,
+                        (SELECT COUNT(*) FROM notes WHERE deleted_at IS NULL) AS notes",
+            ))
+            .await?;
+        let Some(row) = row else { return Ok(Counts::default()) };
+        let get = |c: &str| row.try_get::<i64>("", c).map(|v| v.max(0) as u64);
+        Ok(Counts { records: get("records")?, chunks: get("chunks")?, items: get("items")?, notes: get("notes")? })
+    }
+
+    /// Appends records and their chunks in one transaction. A record whose (id, revision) is
+    /// already stored is skipped, so re-reading a source never duplicates. Returns how many
+    /// were added.
+    pub async fn append_records(&self, batch: &[(NewRecord, Vec<Chunk>)]) -> Result<u64> {
+        let txn = self.db.begin().await?;
+        let captured_at = now_text();
+        let mut added = 0;
+        for (rec, chunk_list) in batch {
+            let content = serde_json::to_string(&rec.content)
+                .map_err(|e| Error::Encode { what: "record content", reason: e.to_string() })?;
+            let am = records::ActiveModel {
+                seq: NotSet,
+                id: Set(rec.id.as_str().to_owned()),
+                rev: Set(0),
+                framework: Set(rec.framework.clone()),
+                session_id: Set(rec.session_id.clone()),
+                project: Set(rec.project.clone()),
+                cwd: Set(rec.cwd.clone()),
+                model: Set(rec.model.clone()),
+                outcome: Set(rec.outcome.as_str().to_owned()),
+                started_at: Set(ts_text(&rec.started_at)),
+                ended_at: Set(rec.ended_at.as_ref().map(ts_text)),
+                captured_at: Set(captured_at.clone()),
+                request: Set(rec.request.clone()),
+                text: Set(rec.text.clone()),
+                content: Set(content),
+                source: Set(rec.source.clone()),
+            };
+            let n = records::Entity::insert(am)
+                .on_conflict(OnConflict::columns([records::Column::Id, records::Column::Rev]).do_nothing().to_owned())
+                .exec_without_returning(&txn)
+                .await?;
+            if n == 0 {
+                continue;
+            }
+            added += n;
+            for c in chunk_list {
+                let am = chunks::ActiveModel {
+                    seq: NotSet,
+                    record_id: Set(rec.id.as_str().to_owned()),
+                    rev: Set(0),
+                    ord: Set(i64::from(c.ord)),
+                    start: Set(i64::from(c.start)),
+                    text: Set(c.text.clone()),
+                };
+                chunks::Entity::insert(am).exec_without_returning(&txn).await?;
+            }
+        }
+        txn.commit().await?;
+        Ok(added)
+    }
+
+    /// The latest revision of one record.
+    pub async fn record(&self, id: &RecordId) -> Result<Option<Record>> {
+        let row = records::Entity::find()
+            .filter(records::Column::Id.eq(id.as_str()))
+            .order_by_desc(records::Column::Rev)
+            .one(&self.db)
+            .await?;
+        row.map(record_from_model).transpose()
+    }
+
+    /// The chunks of a record's latest revision, in order.
+    pub async fn chunks(&self, id: &RecordId) -> Result<Vec<Chunk>> {
+        let rows = chunks::Entity::find()
+            .filter(chunks::Column::RecordId.eq(id.as_str()))
+            .order_by_asc(chunks::Column::Rev)
+            .order_by_asc(chunks::Column::Ord)
+            .all(&self.db)
+            .await?;
+        let last_rev = rows.iter().map(|r| r.rev).max().unwrap_or(0);
+        Ok(rows
+            .into_iter()
+            .filter(|r| r.rev == last_rev)
+            .map(|r| Chunk {
+                record_id: RecordId::new(r.record_id),
+                ord: u32::try_from(r.ord).unwrap_or(u32::MAX),
+                start: u32::try_from(r.start).unwrap_or(u32::MAX),
+                text: r.text,
+            })
+            .collect())
+    }
+
+    /// Appends an event to the long-term log.
+    pub async fn append_item_event(&self, event: &NewItemEvent) -> Result<ItemEvent> {
+        let state = serde_json::to_string(&event.item)
+            .map_err(|e| Error::Encode { what: "item state", reason: e.to_string() })?;
+        let at = now_text();
+        let am = item_events::ActiveModel {
+            seq: NotSet,
+            item_id: Set(event.item.id.as_str().to_owned()),
+            kind: Set(event.kind.as_str().to_owned()),
+            at: Set(at.clone()),
+            state: Set(state),
+            reason: Set(event.reason.clone()),
+        };
+        let res = item_events::Entity::insert(am).exec(&self.db).await?;
+        Ok(ItemEvent { seq: res.last_insert_id, at: parse_ts("item_events", "at", &at)?, event: event.clone() })
+    }
+
+    /// The current state of an item: its latest event.
+    pub async fn item(&self, id: &ItemId) -> Result<Option<Item>> {
+        let row = item_events::Entity::find()
+            .filter(item_events::Column::ItemId.eq(id.as_str()))
+            .order_by_desc(item_events::Column::Seq)
+            .one(&self.db)
+            .await?;
+        row.map(|r| {
+            serde_json::from_str::<Item>(&r.state)
+                .map_err(|e| Error::Corrupt { table: "item_events", column: "state", reason: e.to_string() })
+        })
+        .transpose()
+    }
+
+    /// Every event of an item, oldest first.
+    pub async fn item_history(&self, id: &ItemId) -> Result<Vec<ItemEvent>> {
+        let rows = item_events::Entity::find()
+            .filter(item_events::Column::ItemId.eq(id.as_str()))
+            .order_by_asc(item_events::Column::Seq)
+            .all(&self.db)
+            .await?;
+        rows.into_iter()
+            .map(|r| {
+                let item: Item = serde_json::from_str(&r.state)
+                    .map_err(|e| Error::Corrupt { table: "item_events", column: "state", reason: e.to_string() })?;
+                let kind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
+                    .map_err(|e| Error::Corrupt { table: "item_events", column: "kind", reason: e.to_string() })?;
+                Ok(ItemEvent {
+                    seq: r.seq,
+                    at: parse_ts("item_events", "at", &r.at)?,
+                    event: NewItemEvent { kind, item, reason: r.reason },
+                })
+            })
+            .collect()
+    }
+
+    /// A run-time setting (the memory switch, preferences), if it was ever set.
+    pub async fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<(T, Timestamp)>> {
+        let Some(row) = settings::Entity::find_by_id(key.to_owned()).one(&self.db).await? else {
+            return Ok(None);
+        };
+        let value = serde_json::from_str(&row.value)
+            .map_err(|e| Error::Corrupt { table: "settings", column: "value", reason: format!("{key}: {e}") })?;
+        Ok(Some((value, parse_ts("settings", "updated_at", &row.updated_at)?)))
+    }
+
+    /// Sets a run-time setting.
+    pub async fn set_setting<T: Serialize>(&self, key: &str, value: &T) -> Result<Timestamp> {
+        let now = chrono::Utc::now();
+        let am = settings::ActiveModel {
+            key: Set(key.to_owned()),
+            value: Set(serde_json::to_string(value)
+                .map_err(|e| Error::Encode { what: "setting", reason: e.to_string() })?),
+            updated_at: Set(ts_text(&now)),
+        };
+        settings::Entity::insert(am)
+            .on_conflict(
+                OnConflict::column(settings::Column::Key)
+                    .update_columns([settings::Column::Value, settings::Column::UpdatedAt])
+                    .to_owned(),
+            )
+            .exec_without_returning(&self.db)
+            .await?;
+        Ok(now)
+    }
+
+    /// Appends to the store's journal. `detail` must never hold remembered content.
+    pub async fn journal(&self, kind: &str, detail: &serde_json::Value) -> Result<()> {
+        let am = journal::ActiveModel {
+            seq: NotSet,
+            at: Set(now_text()),
+            kind: Set(kind.to_owned()),
+            detail: Set(detail.to_string()),
+        };
+        journal::Entity::insert(am).exec_without_returning(&self.db).await?;
+        Ok(())
+    }
+
+    /// The latest journal entry of a kind.
+    pub async fn last_journal(&self, kind: &str) -> Result<Option<JournalEntry>> {
+        let row = journal::Entity::find()
+            .filter(journal::Column::Kind.eq(kind))
+            .order_by_desc(journal::Column::Seq)
+            .one(&self.db)
+            .await?;
+        row.map(|r| {
+            Ok(JournalEntry {
+                seq: r.seq,
+                at: parse_ts("journal", "at", &r.at)?,
+                kind: r.kind,
+                detail: serde_json::from_str(&r.detail).unwrap_or(serde_json::Value::Null),
+            })
+        })
+        .transpose()
+    }
+
+    /// Wipes everything remembered: both logs, relations, vectors and capture cursors, and
+    /// the notes' metadata and versions when `notes` is true. Then records that a clear
+    /// happened (counts only), vacuums and truncates the WAL so no remembered byte stays in
+    /// the database files. Returns what was removed.
+    pub async fn clear(&self, notes: bool) -> Result<Counts> {
+        let before = self.counts().await?;
+        let txn = self.db.begin().await?;
+        txn.execute_unprepared("UPDATE log_guard SET clearing = 1 WHERE id = 1").await?;
+        for table in CLEAR_TABLES.iter().chain(if notes { CLEAR_NOTE_TABLES } else { &[] }) {
+            txn.execute_unprepared(&format!("DELETE FROM {table}")).await?;
+        }
+        txn.execute_unprepared("UPDATE log_guard SET clearing = 0 WHERE id = 1").await?;
+        txn.commit().await?;
+        let removed = Counts { notes: if notes { before.notes } else { 0 }, ..before };
+        self.journal(
+            "clear",
+            &serde_json::json!({
+                "records": removed.records, "chunks": removed.chunks,
+                "items": removed.items, "notes": removed.notes, "notes_kept": !notes,
+            }),
+        )
+        .await?;
+        self.db.execute_unprepared("VACUUM").await?;
+        self.checkpoint().await?;
+        Ok(removed)
+    }
+}
+
+fn record_from_model(m: records::Model) -> Result<Record> {
+    Ok(Record {
+        seq: m.seq,
+        captured_at: parse_ts("records", "captured_at", &m.captured_at)?,
+        record: NewRecord {
+            id: RecordId::new(m.id),
+            framework: m.framework,
+            session_id: m.session_id,
+            project: m.project,
+            cwd: m.cwd,
+            model: m.model,
+            outcome: Outcome::parse(&m.outcome).ok_or_else(|| Error::Corrupt {
+                table: "records",
+                column: "outcome",
+                reason: m.outcome.clone(),
+            })?,
+            started_at: parse_ts("records", "started_at", &m.started_at)?,
+            ended_at: m.ended_at.as_deref().map(|s| parse_ts("records", "ended_at", s)).transpose()?,
+            request: m.request,
+            text: m.text,
+            content: serde_json::from_str(&m.content)
+                .map_err(|e| Error::Corrupt { table: "records", column: "content", reason: e.to_string() })?,
+            source: m.source,
+        },
+    })
+}

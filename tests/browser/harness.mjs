@@ -1,0 +1,177 @@
+// Shared helpers for the browser tests: start `cairn daemon` on a fresh CAIRN_HOME,
+// talk to its API directly, and launch Debian's chromium through playwright-core.
+import { spawn } from "node:child_process";
+import { accessSync, constants, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const UI_DIST = join(REPO_ROOT, "ui", "dist");
+
+/** Where screenshots and the daemon log go: $CAIRN_TEST_OUT, default <repo>/target/test-output. */
+export function outDir() {
+  const raw = process.env.CAIRN_TEST_OUT || "target/test-output";
+  const dir = isAbsolute(raw) ? raw : join(REPO_ROOT, raw);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The cairn binary from $CAIRN_BIN; throws (never skips) when it is missing. */
+export function cairnBin() {
+  const bin = process.env.CAIRN_BIN;
+  if (!bin) {
+    throw new Error(
+      "CAIRN_BIN is not set. The browser tests need the cairn binary, e.g.\n" +
+        "  CAIRN_BIN=$PWD/target/debug/cairn node --test tests/browser/",
+    );
+  }
+  const path = isAbsolute(bin) ? bin : resolve(process.cwd(), bin);
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new Error(`CAIRN_BIN=${bin} is not an executable file (resolved to ${path}).`);
+  }
+  return path;
+}
+
+function requireUiBuild() {
+  if (!existsSync(join(UI_DIST, "index.html"))) {
+    throw new Error(`${UI_DIST}/index.html is missing: build the UI first (npm --prefix ui ci && npm --prefix ui run build).`);
+  }
+}
+
+const URL_RE = /(http:\/\/127\.0\.0\.1:\d+)\/?#token=([^\s"']+)/;
+
+/**
+ * Starts `CAIRN_BIN daemon --ui-dir <repo>/ui/dist` with CAIRN_HOME set to a fresh temp dir,
+ * and waits for the line that prints the UI address.
+ * Returns { base, token, home, stop }.
+ */
+export async function startDaemon({ timeoutMs = Number(process.env.CAIRN_TEST_STARTUP_MS) || 60_000 } = {}) {
+  const bin = cairnBin();
+  requireUiBuild();
+  const home = mkdtempSync(join(tmpdir(), "cairn-browser-"));
+  const log = createWriteStream(join(outDir(), "browser-daemon.log"));
+  const child = spawn(bin, ["daemon", "--ui-dir", UI_DIST], {
+    env: { ...process.env, CAIRN_HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+
+  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
+  const tail = [];
+  const found = new Promise((res) => {
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on("line", (line) => {
+        log.write(`${line}\n`);
+        tail.push(line);
+        if (tail.length > 40) tail.shift();
+        if (line.includes("http://127.0.0.1:")) {
+          const m = URL_RE.exec(line);
+          if (m) res({ base: m[1], token: decodeURIComponent(m[2]) });
+        }
+      });
+    }
+  });
+
+  let timer;
+  const outcome = await Promise.race([
+    found,
+    exited.then(({ code, signal }) => ({ error: `cairn daemon exited early (code ${code}, signal ${signal})` })),
+    new Promise((res) => {
+      timer = setTimeout(() => res({ error: `cairn daemon printed no http://127.0.0.1: address within ${timeoutMs} ms` }), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if ("error" in outcome) {
+    child.kill("SIGKILL");
+    process.removeListener("exit", killOnExit);
+    rmSync(home, { recursive: true, force: true });
+    throw new Error(`${outcome.error}. Last output:\n${tail.join("\n")}`);
+  }
+
+  let stopped = false;
+  async function stop({ graceMs = 15_000 } = {}) {
+    if (stopped) return;
+    stopped = true;
+    process.removeListener("exit", killOnExit);
+    let graceful = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      let t;
+      const done = await Promise.race([
+        exited.then(() => true),
+        new Promise((res) => {
+          t = setTimeout(() => res(false), graceMs);
+        }),
+      ]);
+      clearTimeout(t);
+      if (!done) {
+        graceful = false;
+        child.kill("SIGKILL");
+        await exited;
+      }
+    }
+    log.end();
+    rmSync(home, { recursive: true, force: true });
+    if (!graceful) throw new Error(`cairn daemon did not exit within ${graceMs} ms of SIGTERM`);
+  }
+
+  return { ...outcome, home, stop };
+}
+
+/** POST /api/rpc/<method> from Node, as a script would. Returns { status, body }. */
+export async function rpc(base, method, params = {}, token = null) {
+  const headers = { "Content-Type": "application/json" };
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(`${base}/api/rpc/${method}`, { method: "POST", headers, body: JSON.stringify(params) });
+  const text = await res.text();
+  let body;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body };
+}
+
+/** Like rpc, but expects a 2xx answer and returns its body. */
+export async function rpcOk(base, method, params, token) {
+  const { status, body } = await rpc(base, method, params, token);
+  if (status < 200 || status >= 300) throw new Error(`${method} answered ${status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export async function launchBrowser() {
+  const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  if (!existsSync(executablePath)) {
+    throw new Error(`No chromium at ${executablePath} (apt-get install chromium, or set CHROMIUM_PATH).`);
+  }
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+/** Polls `fn` until it returns a truthy value or `timeoutMs` passes; returns the last value. */
+export async function eventually(fn, { timeoutMs = 10_000, intervalMs = 150 } = {}) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last || Date.now() > end) return last;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,38 @@
+/** Formats an ISO-8601 timestamp in the user's locale; returns the input when unparseable. */
+export function formatDateTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** "just now", "5 minutes ago", "3 hours ago", "2 days ago", or a date beyond a week. */
+export function formatRelative(iso: string, now: Date = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const seconds = Math.round((now.getTime() - date.getTime()) / 1000);
+  if (seconds < 0) return formatDateTime(iso);
+  if (seconds < 45) return "just now";
+  const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return rtf.format(-minutes, "minute");
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return rtf.format(-hours, "hour");
+  const days = Math.round(hours / 24);
+  if (days < 7) return rtf.format(-days, "day");
+  return formatDateTime(iso);
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString();
+}
+
+/** "1 note", "3 notes". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+/** Worker progress as a 0–100 percentage; accepts a 0–1 fraction or a 0–100 percentage. */
+export function progressPercent(progress: number): number {
+  const pct = progress <= 1 ? progress * 100 : progress;
+  return Math.max(0, Math.min(100, Math.round(pct)));
+}

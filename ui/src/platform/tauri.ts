@@ -1,0 +1,28 @@
+import { invoke } from "@tauri-apps/api/core";
+import { disable, enable, isEnabled } from "@tauri-apps/plugin-autostart";
+import type { Methods } from "../generated";
+import { toApiError } from "../lib/api-error";
+import type { Backend } from "./backend";
+
+/** Talks to the service in-process through the single Tauri command `rpc`. */
+export function createTauriBackend(): Backend {
+  return {
+    async call<M extends keyof Methods>(method: M, req: Methods[M]["req"]): Promise<Methods[M]["res"]> {
+      try {
+        return await invoke<Methods[M]["res"]>("rpc", { method, params: req });
+      } catch (err) {
+        // Errors arrive as `{code, message}` objects.
+        throw toApiError(err);
+      }
+    },
+  };
+}
+
+export async function tauriGetAutostart(): Promise<boolean> {
+  return isEnabled();
+}
+
+export async function tauriSetAutostart(on: boolean): Promise<void> {
+  if (on) await enable();
+  else await disable();
+}

@@ -1,0 +1,22 @@
+import { defineConfig } from "vitest/config";
+import { svelte } from "@sveltejs/vite-plugin-svelte";
+
+// `CAIRN_DEV_API=http://127.0.0.1:PORT npm run dev` forwards /api to a running service,
+// so the dev server behaves like the page the service serves itself.
+const devApi = process.env.CAIRN_DEV_API;
+
+export default defineConfig({
+  plugins: [svelte()],
+  // Relative asset URLs: the same build is loaded by Tauri and served at `/` by the service.
+  base: "./",
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2022",
+  },
+  server: devApi ? { proxy: { "/api": devApi } } : {},
+  test: {
+    include: ["src/**/*.test.ts"],
+    environment: "node",
+  },
+});
