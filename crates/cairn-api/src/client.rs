@@ -31,7 +31,10 @@ impl ServiceFile {
     pub fn read(path: &Path) -> std::io::Result<Self> {
         let text = fs_err::read_to_string(path)?;
         serde_json::from_str(&text).map_err(|e| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
         })
     }
 
@@ -114,18 +117,28 @@ impl Client {
             .post(&url)
             .header("Authorization", &format!("Bearer {}", self.info.token))
             .send_json(params)
-            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot reach Cairn at {}: {e}", self.info.url)))?;
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot reach Cairn at {}: {e}", self.info.url),
+                )
+            })?;
         let status = resp.status();
-        let text = resp
-            .body_mut()
-            .read_to_string()
-            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("bad answer from {url}: {e}")))?;
+        let text = resp.body_mut().read_to_string().map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("bad answer from {url}: {e}"),
+            )
+        })?;
         if status.is_success() {
-            serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("bad answer from {url}: {e}")))
+            serde_json::from_str(&text)
+                .map_err(|e| ApiError::internal(format!("bad answer from {url}: {e}")))
         } else {
             match serde_json::from_str::<ApiErrorBody>(&text) {
                 Ok(body) => Err(body.into()),
-                Err(_) => Err(ApiError::internal(format!("{url} answered {status}: {text}"))),
+                Err(_) => Err(ApiError::internal(format!(
+                    "{url} answered {status}: {text}"
+                ))),
             }
         }
     }

@@ -17,7 +17,10 @@ pub type Result<T, E = ApiError> = std::result::Result<T, E>;
 impl ApiError {
     /// A new error.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 
     /// A malformed request.
@@ -32,20 +35,28 @@ impl ApiError {
 
     /// The body sent on every transport.
     pub fn body(&self) -> ApiErrorBody {
-        ApiErrorBody { code: self.code, message: self.message.clone() }
+        ApiErrorBody {
+            code: self.code,
+            message: self.message.clone(),
+        }
     }
 }
 
 impl From<ApiErrorBody> for ApiError {
     fn from(b: ApiErrorBody) -> Self {
-        Self { code: b.code, message: b.message }
+        Self {
+            code: b.code,
+            message: b.message,
+        }
     }
 }
 
 impl From<cairn_store::Error> for ApiError {
     fn from(e: cairn_store::Error) -> Self {
         let code = match &e {
-            cairn_store::Error::Open { .. } | cairn_store::Error::TooNew { .. } => ErrorCode::Unavailable,
+            cairn_store::Error::Open { .. } | cairn_store::Error::TooNew { .. } => {
+                ErrorCode::Unavailable
+            }
             _ => ErrorCode::Internal,
         };
         Self::new(code, e.to_string())

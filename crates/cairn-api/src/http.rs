@@ -24,7 +24,8 @@ struct AppState {
 /// A fresh random token (256 bits, hex).
 pub fn fresh_token() -> Result<String, ApiError> {
     let mut buf = [0u8; 32];
-    getrandom::fill(&mut buf).map_err(|e| ApiError::internal(format!("no randomness for the token: {e}")))?;
+    getrandom::fill(&mut buf)
+        .map_err(|e| ApiError::internal(format!("no randomness for the token: {e}")))?;
     Ok(hex::encode(buf))
 }
 
@@ -56,9 +57,15 @@ pub async fn serve(
     ui_dir: Option<PathBuf>,
     mut shutdown: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let state = AppState { service, token: token.into() };
+    let state = AppState {
+        service,
+        token: token.into(),
+    };
     let api = axum::Router::new()
-        .route("/api/health", get(|| async { Json(serde_json::json!({ "ok": true })) }))
+        .route(
+            "/api/health",
+            get(|| async { Json(serde_json::json!({ "ok": true })) }),
+        )
         .route("/api/rpc/{method}", post(rpc))
         .with_state(state);
     let app = match ui_dir.filter(|d| d.join("index.html").is_file()) {
@@ -94,13 +101,22 @@ async fn no_ui() -> impl IntoResponse {
 }
 
 fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let Some(given) = value.strip_prefix("Bearer ") else { return false };
+    let Some(given) = value.strip_prefix("Bearer ") else {
+        return false;
+    };
     // Constant-time comparison.
     given.len() == token.len()
-        && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 async fn rpc(
@@ -121,7 +137,10 @@ async fn rpc(
     } else {
         match serde_json::from_slice(&body) {
             Ok(v) => v,
-            Err(e) => return ApiError::bad_request(format!("the request body is not JSON: {e}")).into_response(),
+            Err(e) => {
+                return ApiError::bad_request(format!("the request body is not JSON: {e}"))
+                    .into_response();
+            }
         }
     };
     match state.service.dispatch(&method, params).await {
@@ -147,5 +166,7 @@ pub fn find_ui_dir(settings: &cairn_config::Settings) -> Option<PathBuf> {
             candidates.push(dir.join("share/cairn/ui"));
         }
     }
-    candidates.into_iter().find(|d| d.join("index.html").is_file())
+    candidates
+        .into_iter()
+        .find(|d| d.join("index.html").is_file())
 }

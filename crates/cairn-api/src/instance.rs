@@ -33,7 +33,9 @@ fn already_running_message(info: &Option<ServiceFile>) -> String {
             f.started_at,
             f.url
         ),
-        None => "Cairn is already running (another process holds its lock and is still starting)".into(),
+        None => {
+            "Cairn is already running (another process holds its lock and is still starting)".into()
+        }
     }
 }
 
@@ -47,7 +49,10 @@ impl InstanceLock {
     /// Takes the lock, or says who holds it.
     pub fn acquire(lock_path: &Path, service_file: &Path) -> Result<Self, LockError> {
         if let Some(dir) = lock_path.parent() {
-            fs_err::create_dir_all(dir).map_err(|source| LockError::Io { path: lock_path.into(), source })?;
+            fs_err::create_dir_all(dir).map_err(|source| LockError::Io {
+                path: lock_path.into(),
+                source,
+            })?;
         }
         let file = fs_err::OpenOptions::new()
             .create(true)
@@ -55,13 +60,19 @@ impl InstanceLock {
             .read(true)
             .write(true)
             .open(lock_path)
-            .map_err(|source| LockError::Io { path: lock_path.into(), source })?;
+            .map_err(|source| LockError::Io {
+                path: lock_path.into(),
+                source,
+            })?;
         match file.file().try_lock() {
             Ok(()) => Ok(Self { file }),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                Err(LockError::AlreadyRunning(ServiceFile::read(service_file).ok()))
-            }
-            Err(std::fs::TryLockError::Error(source)) => Err(LockError::Io { path: lock_path.into(), source }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(LockError::AlreadyRunning(
+                ServiceFile::read(service_file).ok(),
+            )),
+            Err(std::fs::TryLockError::Error(source)) => Err(LockError::Io {
+                path: lock_path.into(),
+                source,
+            }),
         }
     }
 

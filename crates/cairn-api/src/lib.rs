@@ -34,7 +34,7 @@ pub mod logging;
 mod service;
 mod workers;
 
-pub use backend::Backend;
+pub use backend::{Backend, SharedBackend};
 pub use client::{Client, ServiceFile};
 pub use error::{ApiError, Result};
 pub use instance::{InstanceLock, LockError};

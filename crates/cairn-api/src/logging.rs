@@ -10,7 +10,12 @@ use tracing_subscriber::util::SubscriberInitExt;
 pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::WorkerGuard>);
 
 /// Starts logging for `component`. `CAIRN_LOG` overrides the `log.level` setting.
-pub fn init(paths: &Paths, settings: &Settings, component: &str, stderr_level: &str) -> std::io::Result<LogGuard> {
+pub fn init(
+    paths: &Paths,
+    settings: &Settings,
+    component: &str,
+    stderr_level: &str,
+) -> std::io::Result<LogGuard> {
     fs_err::create_dir_all(&paths.logs)?;
     let appender = tracing_appender::rolling::Builder::new()
         .rotation(tracing_appender::rolling::Rotation::DAILY)
@@ -21,9 +26,14 @@ pub fn init(paths: &Paths, settings: &Settings, component: &str, stderr_level: &
         .map_err(std::io::Error::other)?;
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let level = std::env::var("CAIRN_LOG").unwrap_or_else(|_| settings.log.level.clone());
-    let file_filter = EnvFilter::try_new(format!("{level},sqlx=warn,sea_orm=warn,hyper=warn,tower_http=warn"))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    let file_layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer).with_filter(file_filter);
+    let file_filter = EnvFilter::try_new(format!(
+        "{level},sqlx=warn,sea_orm=warn,hyper=warn,tower_http=warn"
+    ))
+    .unwrap_or_else(|_| EnvFilter::new("info"));
+    let file_layer = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(writer)
+        .with_filter(file_filter);
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -31,7 +41,12 @@ pub fn init(paths: &Paths, settings: &Settings, component: &str, stderr_level: &
         .without_time()
         .with_filter(EnvFilter::new(stderr_level));
     // A second init in the same process (tests) keeps the first subscriber.
-    if tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init().is_err() {
+    if tracing_subscriber::registry()
+        .with(file_layer)
+        .with(stderr_layer)
+        .try_init()
+        .is_err()
+    {
         return Ok(LogGuard(None));
     }
     Ok(LogGuard(Some(guard)))

@@ -96,11 +96,18 @@ fn now() -> String {
 impl Service {
     /// Opens the store and reads the persisted state. The caller must hold the instance lock.
     pub async fn open(opts: &ServiceOptions) -> Result<Self> {
-        opts.paths
-            .create_all()
-            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+        opts.paths.create_all().map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("cannot create Cairn's folders: {e}"),
+            )
+        })?;
         let store = Store::open(&opts.paths.database()).await?;
-        let enabled = store.setting::<bool>(MEMORY_KEY).await?.map(|(v, _)| v).unwrap_or(true);
+        let enabled = store
+            .setting::<bool>(MEMORY_KEY)
+            .await?
+            .map(|(v, _)| v)
+            .unwrap_or(true);
         let (memory, _) = watch::channel(enabled);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -159,12 +166,16 @@ impl Service {
         let store = &self.inner.store;
         let counts = store.counts().await?;
         let memory = self.memory_state().await?;
-        let last_clear = store.last_journal("clear").await?.map(|e| {
-            e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        });
+        let last_clear = store
+            .last_journal("clear")
+            .await?
+            .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let mut warnings = Vec::new();
         if !memory.enabled {
-            warnings.push("Memory is off: Cairn captures nothing and its search service is stopped.".to_owned());
+            warnings.push(
+                "Memory is off: Cairn captures nothing and its search service is stopped."
+                    .to_owned(),
+            );
         }
         Ok(Status {
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -191,13 +202,19 @@ impl Service {
                 enabled,
                 changed_at: Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
             },
-            None => MemoryState { enabled: true, changed_at: None },
+            None => MemoryState {
+                enabled: true,
+                changed_at: None,
+            },
         })
     }
 
     #[tracing::instrument(skip(self), err)]
     async fn memory_set(&self, req: MemorySetReq) -> Result<MemoryState> {
-        self.inner.store.set_setting(MEMORY_KEY, &req.enabled).await?;
+        self.inner
+            .store
+            .set_setting(MEMORY_KEY, &req.enabled)
+            .await?;
         self.inner.memory.send_replace(req.enabled);
         tracing::info!(enabled = req.enabled, "memory switched");
         self.memory_state().await
@@ -215,7 +232,12 @@ impl Service {
             match fs_err::remove_dir_all(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(ApiError::internal(format!("cleared the logs, but cannot remove {}: {e}", dir.display()))),
+                Err(e) => {
+                    return Err(ApiError::internal(format!(
+                        "cleared the logs, but cannot remove {}: {e}",
+                        dir.display()
+                    )));
+                }
             }
         }
         let cleared_at = self
@@ -225,13 +247,28 @@ impl Service {
             .await?
             .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
             .unwrap_or_else(now);
-        tracing::info!(records = removed.records, items = removed.items, notes = req.notes, "memory cleared");
-        Ok(ClearReport { cleared_at, removed, notes_kept: !req.notes })
+        tracing::info!(
+            records = removed.records,
+            items = removed.items,
+            notes = req.notes,
+            "memory cleared"
+        );
+        Ok(ClearReport {
+            cleared_at,
+            removed,
+            notes_kept: !req.notes,
+        })
     }
 
     #[tracing::instrument(skip_all, err)]
     async fn preferences_get(&self, _: Empty) -> Result<Preferences> {
-        Ok(self.inner.store.setting::<Preferences>(PREFERENCES_KEY).await?.map(|(p, _)| p).unwrap_or_default())
+        Ok(self
+            .inner
+            .store
+            .setting::<Preferences>(PREFERENCES_KEY)
+            .await?
+            .map(|(p, _)| p)
+            .unwrap_or_default())
     }
 
     #[tracing::instrument(skip(self), err)]
@@ -280,16 +317,25 @@ impl ServiceHandle {
     /// Takes the single-instance lock, opens the store, starts the HTTP server on a loopback
     /// port with a fresh token (written to `service.json`, mode 0600) and the workers.
     pub async fn start(opts: ServiceOptions) -> std::result::Result<Self, StartError> {
-        opts.paths
-            .create_all()
-            .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+        opts.paths.create_all().map_err(|e| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                format!("cannot create Cairn's folders: {e}"),
+            )
+        })?;
         let service_file = opts.paths.service_file();
         let lock = InstanceLock::acquire(&opts.paths.lock_file(), &service_file)?;
         // A file left by a killed service is stale now that we hold the lock.
         match fs_err::remove_file(&service_file) {
             Ok(()) => tracing::info!("removed a stale service file"),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(ApiError::internal(format!("cannot remove stale {}: {e}", service_file.display())).into()),
+            Err(e) => {
+                return Err(ApiError::internal(format!(
+                    "cannot remove stale {}: {e}",
+                    service_file.display()
+                ))
+                .into());
+            }
         }
         let service = Service::open(&opts).await?;
         let (shutdown, _) = watch::channel(false);
@@ -297,13 +343,20 @@ impl ServiceHandle {
         let mut info = None;
         if opts.serve_http {
             let settings = &opts.settings.service;
-            let listener = tokio::net::TcpListener::bind((settings.bind, settings.port)).await.map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Unavailable,
-                    format!("cannot listen on {}:{} (service.bind / service.port): {e}", settings.bind, settings.port),
-                )
-            })?;
-            let addr = listener.local_addr().map_err(|e| ApiError::internal(e.to_string()))?;
+            let listener = tokio::net::TcpListener::bind((settings.bind, settings.port))
+                .await
+                .map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::Unavailable,
+                        format!(
+                            "cannot listen on {}:{} (service.bind / service.port): {e}",
+                            settings.bind, settings.port
+                        ),
+                    )
+                })?;
+            let addr = listener
+                .local_addr()
+                .map_err(|e| ApiError::internal(e.to_string()))?;
             let url = format!("http://{addr}");
             let token = crate::http::fresh_token()?;
             let file = ServiceFile {
@@ -314,8 +367,9 @@ impl ServiceHandle {
                 url: url.clone(),
                 token: token.clone(),
             };
-            file.write(&service_file)
-                .map_err(|e| ApiError::internal(format!("cannot write {}: {e}", service_file.display())))?;
+            file.write(&service_file).map_err(|e| {
+                ApiError::internal(format!("cannot write {}: {e}", service_file.display()))
+            })?;
             if service.inner.address.set(url).is_err() {
                 tracing::warn!("service address was already set");
             }
@@ -329,9 +383,19 @@ impl ServiceHandle {
             }));
             info = Some(file);
         }
-        tasks.push(crate::workers::spawn_maintenance(service.clone(), shutdown.subscribe()));
+        tasks.push(crate::workers::spawn_maintenance(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
         tracing::info!(host = ?opts.host, pid = std::process::id(), "service started");
-        Ok(Self { service, info, shutdown, tasks, service_file, _lock: lock })
+        Ok(Self {
+            service,
+            info,
+            shutdown,
+            tasks,
+            service_file,
+            _lock: lock,
+        })
     }
 
     /// The service.
@@ -349,17 +413,20 @@ impl ServiceHandle {
     pub async fn shutdown(self) {
         self.shutdown.send_replace(true);
         for task in self.tasks {
-            if tokio::time::timeout(Duration::from_secs(10), task).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(10), task)
+                .await
+                .is_err()
+            {
                 tracing::warn!("a task did not stop within 10 s");
             }
         }
         if let Err(e) = self.service.inner.store.checkpoint().await {
             tracing::warn!(error = %e, "final checkpoint failed");
         }
-        if self.info.is_some() {
-            if let Err(e) = fs_err::remove_file(&self.service_file) {
-                tracing::warn!(error = %e, "cannot remove the service file");
-            }
+        if self.info.is_some()
+            && let Err(e) = fs_err::remove_file(&self.service_file)
+        {
+            tracing::warn!(error = %e, "cannot remove the service file");
         }
         tracing::info!("service stopped");
     }
@@ -368,10 +435,17 @@ impl ServiceHandle {
 /// Runs one method on a service opened directly (no HTTP, no workers), for the CLI when no
 /// service is running. Takes the lock for the call's duration so a daemon cannot start
 /// underneath it.
-pub(crate) async fn open_direct(paths: &Paths, settings: &Settings, config_file: PathBuf) -> std::result::Result<(Service, InstanceLock), StartError> {
-    paths
-        .create_all()
-        .map_err(|e| ApiError::new(ErrorCode::Unavailable, format!("cannot create Cairn's folders: {e}")))?;
+pub(crate) async fn open_direct(
+    paths: &Paths,
+    settings: &Settings,
+    config_file: PathBuf,
+) -> std::result::Result<(Service, InstanceLock), StartError> {
+    paths.create_all().map_err(|e| {
+        ApiError::new(
+            ErrorCode::Unavailable,
+            format!("cannot create Cairn's folders: {e}"),
+        )
+    })?;
     let lock = InstanceLock::acquire(&paths.lock_file(), &paths.service_file())?;
     let opts = ServiceOptions {
         paths: paths.clone(),
@@ -383,4 +457,3 @@ pub(crate) async fn open_direct(paths: &Paths, settings: &Settings, config_file:
     };
     Ok((Service::open(&opts).await?, lock))
 }
-

@@ -13,7 +13,13 @@ pub struct WorkerBoard {
 
 impl WorkerBoard {
     /// Sets a worker's state (and detail, when given).
-    pub fn report(&self, name: &str, state: WorkerState, detail: Option<String>, progress: Option<f32>) {
+    pub fn report(
+        &self,
+        name: &str,
+        state: WorkerState,
+        detail: Option<String>,
+        progress: Option<f32>,
+    ) {
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let entry = map.entry(name.to_owned()).or_insert_with(|| WorkerStatus {
             name: name.to_owned(),
@@ -23,7 +29,8 @@ impl WorkerBoard {
             last_run: None,
         });
         if entry.state == WorkerState::Running && state != WorkerState::Running {
-            entry.last_run = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+            entry.last_run =
+                Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         }
         entry.state = state;
         entry.progress = progress;
@@ -34,7 +41,12 @@ impl WorkerBoard {
 
     /// Every worker, by name.
     pub fn snapshot(&self) -> Vec<WorkerStatus> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
     }
 }
 
@@ -48,7 +60,12 @@ pub(crate) fn spawn_maintenance(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
     let board = service.workers().clone();
-    board.report(MAINTENANCE, WorkerState::Idle, Some("keeps the store compact".into()), None);
+    board.report(
+        MAINTENANCE,
+        WorkerState::Idle,
+        Some("keeps the store compact".into()),
+        None,
+    );
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -64,8 +81,18 @@ pub(crate) fn spawn_maintenance(
                 service.store().checkpoint().await
             };
             match result {
-                Ok(()) => board.report(MAINTENANCE, WorkerState::Idle, Some("checkpointed the store".into()), None),
-                Err(e) => board.report(MAINTENANCE, WorkerState::Failed, Some(format!("checkpoint failed: {e}")), None),
+                Ok(()) => board.report(
+                    MAINTENANCE,
+                    WorkerState::Idle,
+                    Some("checkpointed the store".into()),
+                    None,
+                ),
+                Err(e) => board.report(
+                    MAINTENANCE,
+                    WorkerState::Failed,
+                    Some(format!("checkpoint failed: {e}")),
+                    None,
+                ),
             }
         }
     })

@@ -116,7 +116,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // A closed pipe (`cairn status | head`) is not a failure.
-            if f.error.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)) {
+            if f.error.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("cairn: {:#}", f.error);
@@ -126,14 +129,26 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
-    let paths = Paths::from_env().map_err(|e| Failure { code: 2, error: e.into() })?;
-    let loaded = Settings::load(&paths, &Overrides(cli.set.clone()), std::env::vars())
-        .map_err(|e| Failure { code: 2, error: e.into() })?;
+    let paths = Paths::from_env().map_err(|e| Failure {
+        code: 2,
+        error: e.into(),
+    })?;
+    let loaded =
+        Settings::load(&paths, &Overrides(cli.set.clone()), std::env::vars()).map_err(|e| {
+            Failure {
+                code: 2,
+                error: e.into(),
+            }
+        })?;
     let component = match cli.command {
         Command::Daemon { .. } => "daemon",
         _ => "cli",
     };
-    let stderr_level = if component == "daemon" { "info" } else { "error" };
+    let stderr_level = if component == "daemon" {
+        "info"
+    } else {
+        "error"
+    };
     let _log = cairn_api::logging::init(&paths, &loaded.settings, component, stderr_level)
         .with_context(|| format!("cannot open the log dir {}", paths.logs.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -144,16 +159,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
     runtime.block_on(async move {
         match cli.command {
             Command::Daemon { ui_dir } => daemon(paths, loaded.settings, loaded.file, ui_dir).await,
-            Command::Config { what: ConfigCmd::Path } => {
+            Command::Config {
+                what: ConfigCmd::Path,
+            } => {
                 println!("{}", loaded.file.display());
                 Ok(())
             }
-            Command::Config { what: ConfigCmd::Show } => {
+            Command::Config {
+                what: ConfigCmd::Show,
+            } => {
                 print!("{}", loaded.settings.to_toml());
                 Ok(())
             }
             Command::Status { json } => {
-                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
                 let status = backend.status().await;
                 backend.close().await;
                 let status = status?;
@@ -165,12 +186,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Ok(())
             }
             Command::Memory { state } => {
-                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
-                let req = MemorySetReq { enabled: matches!(state, OnOff::On) };
-                let res: Result<MemoryState, ApiError> = backend.call_typed("memory_set", &req).await;
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = MemorySetReq {
+                    enabled: matches!(state, OnOff::On),
+                };
+                let res: Result<MemoryState, ApiError> =
+                    backend.call_typed("memory_set", &req).await;
                 backend.close().await;
                 let res = res?;
-                println!("Memory is {}.", if res.enabled { "on" } else { "off: Cairn captures nothing and its search service is stopped" });
+                println!(
+                    "Memory is {}.",
+                    if res.enabled {
+                        "on"
+                    } else {
+                        "off: Cairn captures nothing and its search service is stopped"
+                    }
+                );
                 Ok(())
             }
             Command::Clear { yes, notes } => {
@@ -178,8 +211,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     println!("Nothing was cleared.");
                     return Ok(());
                 }
-                let backend = Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone()).await?;
-                let res: Result<ClearReport, ApiError> = backend.call_typed("clear", &ClearReq { notes }).await;
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res: Result<ClearReport, ApiError> =
+                    backend.call_typed("clear", &ClearReq { notes }).await;
                 backend.close().await;
                 let r = res?;
                 println!(
@@ -187,7 +223,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     r.removed.records,
                     r.removed.chunks,
                     r.removed.items,
-                    if r.notes_kept { " (notes kept)".to_owned() } else { format!(" and {} notes", r.removed.notes) }
+                    if r.notes_kept {
+                        " (notes kept)".to_owned()
+                    } else {
+                        format!(" and {} notes", r.removed.notes)
+                    }
                 );
                 Ok(())
             }
@@ -203,7 +243,11 @@ fn confirm_clear(notes: bool) -> Result<bool, Failure> {
             error: anyhow::anyhow!("clear needs confirmation: run it in a terminal, or pass --yes"),
         });
     }
-    let what = if notes { "everything Cairn remembers, notes included" } else { "everything Cairn remembers (notes are kept)" };
+    let what = if notes {
+        "everything Cairn remembers, notes included"
+    } else {
+        "everything Cairn remembers (notes are kept)"
+    };
     print!("This wipes {what}. It cannot be undone. Type 'clear' to confirm: ");
     std::io::stdout().flush()?;
     let mut line = String::new();
@@ -218,7 +262,11 @@ fn print_status(s: &Status) -> std::io::Result<()> {
         out,
         "Memory:   {}{}",
         if s.memory.enabled { "on" } else { "off" },
-        s.memory.changed_at.as_deref().map(|t| format!(" (since {t})")).unwrap_or_default()
+        s.memory
+            .changed_at
+            .as_deref()
+            .map(|t| format!(" (since {t})"))
+            .unwrap_or_default()
     )?;
     let host = match s.service.host {
         Host::Daemon => format!("cairn daemon, pid {}", s.service.pid),
@@ -234,7 +282,11 @@ fn print_status(s: &Status) -> std::io::Result<()> {
         "Stored:   {} records, {} chunks, {} items, {} notes",
         s.counts.records, s.counts.chunks, s.counts.items, s.counts.notes
     )?;
-    writeln!(out, "Cleared:  {}", s.last_clear.as_deref().unwrap_or("never"))?;
+    writeln!(
+        out,
+        "Cleared:  {}",
+        s.last_clear.as_deref().unwrap_or("never")
+    )?;
     writeln!(out, "Data:     {}", s.data_dir)?;
     writeln!(out, "Config:   {}", s.config_file)?;
     for w in &s.workers {
@@ -243,7 +295,10 @@ fn print_status(s: &Status) -> std::io::Result<()> {
             "Worker:   {} — {:?}{}",
             w.name,
             w.state,
-            w.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+            w.detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default()
         )?;
     }
     for w in &s.warnings {
@@ -252,7 +307,12 @@ fn print_status(s: &Status) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn daemon(paths: Paths, settings: Settings, config_file: PathBuf, ui_dir: Option<PathBuf>) -> Result<(), Failure> {
+async fn daemon(
+    paths: Paths,
+    settings: Settings,
+    config_file: PathBuf,
+    ui_dir: Option<PathBuf>,
+) -> Result<(), Failure> {
     let ui_dir = ui_dir.or_else(|| cairn_api::http::find_ui_dir(&settings));
     let opts = ServiceOptions {
         paths,
@@ -264,13 +324,20 @@ async fn daemon(paths: Paths, settings: Settings, config_file: PathBuf, ui_dir: 
     };
     let handle = match ServiceHandle::start(opts).await {
         Ok(h) => h,
-        Err(StartError::Lock(e)) => return Err(Failure { code: 3, error: e.into() }),
+        Err(StartError::Lock(e)) => {
+            return Err(Failure {
+                code: 3,
+                error: e.into(),
+            });
+        }
         Err(StartError::Api(e)) => return Err(e.into()),
     };
     if let Some(info) = handle.info() {
         println!("Cairn is running. Open the UI at {}", info.ui_url());
         if ui_dir.is_none() {
-            println!("(The web UI is not built: run `npm run app` in the Cairn checkout, or pass --ui-dir.)");
+            println!(
+                "(The web UI is not built: run `npm run app` in the Cairn checkout, or pass --ui-dir.)"
+            );
         }
         println!("Press Ctrl-C to stop.");
         std::io::stdout().flush()?;

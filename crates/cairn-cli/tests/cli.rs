@@ -1,4 +1,5 @@
 //! The `cairn` binary end to end: a real daemon on loopback, the real store, real files.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -34,16 +35,27 @@ impl Daemon {
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let line = loop {
-            let line = lines.next().expect("daemon exited before printing its address").unwrap();
+            let line = lines
+                .next()
+                .expect("daemon exited before printing its address")
+                .unwrap();
             if line.contains("http://127.0.0.1:") {
                 break line;
             }
         };
         // Keep draining stdout so the daemon never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().to_owned();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap()
+            .to_owned();
         let (base, token) = url.split_once("/#token=").unwrap();
-        Self { child, url: base.to_owned(), token: token.to_owned() }
+        Self {
+            child,
+            url: base.to_owned(),
+            token: token.to_owned(),
+        }
     }
 
     fn rpc(&self, method: &str, body: &str, token: Option<&str>) -> (u16, serde_json::Value) {
@@ -68,7 +80,10 @@ impl Daemon {
         let out = Command::new("curl").args(&args).output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         let (body, code) = text.rsplit_once('\n').unwrap();
-        (code.parse().unwrap(), serde_json::from_str(body).unwrap_or(serde_json::Value::Null))
+        (
+            code.parse().unwrap(),
+            serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+        )
     }
 
     fn stop(mut self) -> std::process::ExitStatus {
@@ -94,7 +109,11 @@ impl Drop for Daemon {
 
 fn status_json(home: &Path) -> serde_json::Value {
     let out = cairn(home).args(["status", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -120,7 +139,10 @@ fn api_refuses_calls_without_the_token_and_answers_with_it() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(fs_err::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            fs_err::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
     assert!(fs_err::read_to_string(&file).unwrap().contains(&d.token));
     assert!(d.stop().success());
@@ -134,7 +156,10 @@ fn a_second_service_sees_the_first_and_exits_saying_so() {
     let out = cairn(home.path()).arg("daemon").output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("already running") && err.contains(&d.url), "{err}");
+    assert!(
+        err.contains("already running") && err.contains(&d.url),
+        "{err}"
+    );
     // The CLI talks to the running service instead of opening the store.
     assert_eq!(status_json(home.path())["service"]["host"], "daemon");
     d.stop();
@@ -148,7 +173,12 @@ fn the_memory_switch_survives_a_restart_and_the_cli_and_service_agree() {
     assert!(out.status.success());
     let (_, body) = d.rpc("status", "{}", Some(&d.token));
     assert_eq!(body["memory"]["enabled"], false);
-    assert!(body["warnings"][0].as_str().unwrap().contains("Memory is off"));
+    assert!(
+        body["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("Memory is off")
+    );
     d.stop();
     // No service now: the CLI opens the store directly and sees the same switch.
     let s = status_json(home.path());
@@ -180,20 +210,37 @@ fn a_daemon_killed_with_sigkill_leaves_a_store_the_next_one_opens() {
 #[test]
 fn bad_settings_fail_with_one_clear_message_and_exit_code_2() {
     let home = tempfile::tempdir().unwrap();
-    let out = cairn(home.path()).args(["status"]).env("CAIRN__SERVICE__PORT", "abc").output().unwrap();
+    let out = cairn(home.path())
+        .args(["status"])
+        .env("CAIRN__SERVICE__PORT", "abc")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("service.port") && err.contains("abc") && err.contains("CAIRN__SERVICE__PORT"), "{err}");
+    assert!(
+        err.contains("service.port") && err.contains("abc") && err.contains("CAIRN__SERVICE__PORT"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "one message: {err}");
 
     fs_err::create_dir_all(home.path().join("config")).unwrap();
-    fs_err::write(home.path().join("config/config.toml"), "[capture]\ninterval_minutes = 0\n").unwrap();
+    fs_err::write(
+        home.path().join("config/config.toml"),
+        "[capture]\ninterval_minutes = 0\n",
+    )
+    .unwrap();
     let out = cairn(home.path()).args(["daemon"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("capture.interval_minutes") && err.contains("config.toml"), "{err}");
+    assert!(
+        err.contains("capture.interval_minutes") && err.contains("config.toml"),
+        "{err}"
+    );
 
-    let out = cairn(home.path()).args(["--set", "nonsense", "status"]).output().unwrap();
+    let out = cairn(home.path())
+        .args(["--set", "nonsense", "status"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let out = cairn(home.path()).args(["frobnicate"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -202,27 +249,51 @@ fn bad_settings_fail_with_one_clear_message_and_exit_code_2() {
 #[test]
 fn config_path_and_show_reflect_the_layers() {
     let home = tempfile::tempdir().unwrap();
-    let out = cairn(home.path()).args(["config", "path"]).output().unwrap();
+    let out = cairn(home.path())
+        .args(["config", "path"])
+        .output()
+        .unwrap();
     let path = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(path.trim(), home.path().join("config/config.toml").display().to_string());
-    assert!(fs_err::read_to_string(path.trim()).unwrap().contains("# interval_minutes = 15"), "example written");
+    assert_eq!(
+        path.trim(),
+        home.path().join("config/config.toml").display().to_string()
+    );
+    assert!(
+        fs_err::read_to_string(path.trim())
+            .unwrap()
+            .contains("# interval_minutes = 15"),
+        "example written"
+    );
     let out = cairn(home.path())
         .args(["--set", "capture.interval_minutes=7", "config", "show"])
         .env("CAIRN__LOG__KEEP_DAYS", "3")
         .output()
         .unwrap();
     let shown = String::from_utf8(out.stdout).unwrap();
-    assert!(shown.contains("interval_minutes = 7") && shown.contains("keep_days = 3"), "{shown}");
+    assert!(
+        shown.contains("interval_minutes = 7") && shown.contains("keep_days = 3"),
+        "{shown}"
+    );
 }
 
 #[test]
 fn clear_asks_for_confirmation_unless_told_yes() {
     let home = tempfile::tempdir().unwrap();
-    let out = cairn(home.path()).arg("clear").stdin(Stdio::null()).output().unwrap();
+    let out = cairn(home.path())
+        .arg("clear")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
-    assert_eq!(status_json(home.path())["last_clear"], serde_json::Value::Null);
-    let out = cairn(home.path()).args(["clear", "--yes"]).output().unwrap();
+    assert_eq!(
+        status_json(home.path())["last_clear"],
+        serde_json::Value::Null
+    );
+    let out = cairn(home.path())
+        .args(["clear", "--yes"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert!(status_json(home.path())["last_clear"].is_string());
 }

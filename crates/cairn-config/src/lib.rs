@@ -23,6 +23,6 @@ mod settings;
 
 pub use paths::{Paths, PathsError};
 pub use settings::{
-    CaptureSettings, LoadedSettings, LogSettings, Origin, Overrides, ServiceSettings, Settings,
-    SettingsError, DEFAULT_TOML,
+    CaptureSettings, DEFAULT_TOML, LoadedSettings, LogSettings, Origin, Overrides, ServiceSettings,
+    Settings, SettingsError,
 };

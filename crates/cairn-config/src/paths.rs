@@ -40,7 +40,8 @@ impl Paths {
             }
             return Ok(Self::under(&home));
         }
-        let dirs = directories::ProjectDirs::from("dev", "Cairn", "Cairn").ok_or(PathsError::NoHome)?;
+        let dirs =
+            directories::ProjectDirs::from("dev", "Cairn", "Cairn").ok_or(PathsError::NoHome)?;
         let data = dirs.data_dir().to_path_buf();
         let logs = match dirs.state_dir() {
             Some(state) => state.join("logs"),
@@ -50,7 +51,12 @@ impl Paths {
             Some(rt) => rt.to_path_buf(),
             None => dirs.data_local_dir().join("run"),
         };
-        Ok(Self { data, config: dirs.config_dir().to_path_buf(), logs, runtime })
+        Ok(Self {
+            data,
+            config: dirs.config_dir().to_path_buf(),
+            logs,
+            runtime,
+        })
     }
 
     /// All directories under one folder (what `CAIRN_HOME` does).

@@ -153,18 +153,31 @@ impl Settings {
     ) -> Result<LoadedSettings, SettingsError> {
         let file = paths.config_file();
         let mut origins: BTreeMap<String, Origin> = BTreeMap::new();
-        let mut merged: Table = DEFAULT_TOML.parse().map_err(|e: toml::de::Error| {
-            SettingsError::Syntax { path: "default.toml".into(), reason: e.to_string() }
-        })?;
+        let mut merged: Table =
+            DEFAULT_TOML
+                .parse()
+                .map_err(|e: toml::de::Error| SettingsError::Syntax {
+                    path: "default.toml".into(),
+                    reason: e.to_string(),
+                })?;
         record_origins(&merged, "", &Origin::Default, &mut origins);
 
         let mut wrote_example = false;
         match fs_err::read_to_string(&file) {
             Ok(text) => {
-                let layer: Table = text.parse().map_err(|e: toml::de::Error| {
-                    SettingsError::Syntax { path: file.clone(), reason: e.to_string() }
-                })?;
-                merge(&mut merged, layer, "", &Origin::File(file.clone()), &mut origins);
+                let layer: Table =
+                    text.parse()
+                        .map_err(|e: toml::de::Error| SettingsError::Syntax {
+                            path: file.clone(),
+                            reason: e.to_string(),
+                        })?;
+                merge(
+                    &mut merged,
+                    layer,
+                    "",
+                    &Origin::File(file.clone()),
+                    &mut origins,
+                );
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 write_example(&file)?;
@@ -177,14 +190,24 @@ impl Settings {
             env.filter(|(k, _)| k.starts_with("CAIRN__")).collect();
         env.sort();
         for (var, raw) in env {
-            let parts: Vec<String> =
-                var["CAIRN__".len()..].split("__").map(|p| p.to_ascii_lowercase()).collect();
+            let parts: Vec<String> = var["CAIRN__".len()..]
+                .split("__")
+                .map(|p| p.to_ascii_lowercase())
+                .collect();
             let layer = nested(&parts, parse_scalar(&raw));
-            merge(&mut merged, layer, "", &Origin::Env(var.clone()), &mut origins);
+            merge(
+                &mut merged,
+                layer,
+                "",
+                &Origin::Env(var.clone()),
+                &mut origins,
+            );
         }
 
         for o in &overrides.0 {
-            let (key, raw) = o.split_once('=').ok_or_else(|| SettingsError::Override(o.clone()))?;
+            let (key, raw) = o
+                .split_once('=')
+                .ok_or_else(|| SettingsError::Override(o.clone()))?;
             let parts: Vec<String> = key.trim().split('.').map(str::to_owned).collect();
             if parts.len() < 2 || parts.iter().any(String::is_empty) {
                 return Err(SettingsError::Override(o.clone()));
@@ -195,7 +218,11 @@ impl Settings {
 
         let settings = deserialize(&merged, &origins, &file)?;
         settings.validate(&merged, &origins)?;
-        Ok(LoadedSettings { settings, file, wrote_example })
+        Ok(LoadedSettings {
+            settings,
+            file,
+            wrote_example,
+        })
     }
 
     /// The settings as TOML (what `cairn config show` prints).
@@ -203,34 +230,54 @@ impl Settings {
         toml::to_string(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
     }
 
-    fn validate(&self, merged: &Table, origins: &BTreeMap<String, Origin>) -> Result<(), SettingsError> {
+    fn validate(
+        &self,
+        merged: &Table,
+        origins: &BTreeMap<String, Origin>,
+    ) -> Result<(), SettingsError> {
         let fail = |key: &str, reason: &str| {
             Err(SettingsError::Invalid {
                 key: key.into(),
-                value: lookup(merged, key).map(|v| v.to_string()).unwrap_or_default(),
+                value: lookup(merged, key)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
                 origin: origins.get(key).cloned().unwrap_or(Origin::Default),
                 reason: reason.into(),
             })
         };
         if !self.service.bind.is_loopback() {
-            return fail("service.bind", "must be a loopback address such as 127.0.0.1 or ::1");
+            return fail(
+                "service.bind",
+                "must be a loopback address such as 127.0.0.1 or ::1",
+            );
         }
         if self.capture.interval_minutes == 0 {
             return fail("capture.interval_minutes", "must be at least 1");
         }
         if self.capture.startup_delay_seconds > 86_400 {
-            return fail("capture.startup_delay_seconds", "must be at most 86400 (a day)");
+            return fail(
+                "capture.startup_delay_seconds",
+                "must be at most 86400 (a day)",
+            );
         }
         if self.log.keep_days == 0 {
             return fail("log.keep_days", "must be at least 1");
         }
         let levels = ["error", "warn", "info", "debug", "trace", "off"];
         let level_ok = self.log.level.split(',').all(|part| {
-            let lvl = part.rsplit('=').next().unwrap_or("").trim().to_ascii_lowercase();
+            let lvl = part
+                .rsplit('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             levels.contains(&lvl.as_str())
         });
         if !level_ok {
-            return fail("log.level", "must be error, warn, info, debug, trace or off (optionally per target: \"info,cairn_store=debug\")");
+            return fail(
+                "log.level",
+                "must be error, warn, info, debug, trace or off (optionally per target: \"info,cairn_store=debug\")",
+            );
         }
         Ok(())
     }
@@ -249,12 +296,25 @@ fn deserialize(
         let inner = inner.lines().next().unwrap_or_default().trim().to_owned();
         if let Some(rest) = inner.strip_prefix("unknown field `") {
             let field = rest.split('`').next().unwrap_or(rest);
-            let full = if key == "." || key.is_empty() { field.to_owned() } else { format!("{key}.{field}") };
-            let origin = origins.get(&full).cloned().unwrap_or(Origin::File(file.to_path_buf()));
-            return SettingsError::Unknown { key: full, origin, example: file.to_path_buf() };
+            let full = if key == "." || key.is_empty() {
+                field.to_owned()
+            } else {
+                format!("{key}.{field}")
+            };
+            let origin = origins
+                .get(&full)
+                .cloned()
+                .unwrap_or(Origin::File(file.to_path_buf()));
+            return SettingsError::Unknown {
+                key: full,
+                origin,
+                example: file.to_path_buf(),
+            };
         }
         SettingsError::Invalid {
-            value: lookup(merged, &key).map(|v| v.to_string()).unwrap_or_else(|| "(missing)".into()),
+            value: lookup(merged, &key)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "(missing)".into()),
             origin: origins.get(&key).cloned().unwrap_or(Origin::Default),
             key,
             reason: inner,
@@ -273,7 +333,11 @@ fn lookup<'a>(table: &'a Table, dotted: &str) -> Option<&'a toml::Value> {
 
 fn record_origins(t: &Table, prefix: &str, origin: &Origin, out: &mut BTreeMap<String, Origin>) {
     for (k, v) in t {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
         match v {
             toml::Value::Table(sub) => record_origins(sub, &key, origin, out),
             _ => {
@@ -283,11 +347,23 @@ fn record_origins(t: &Table, prefix: &str, origin: &Origin, out: &mut BTreeMap<S
     }
 }
 
-fn merge(base: &mut Table, layer: Table, prefix: &str, origin: &Origin, origins: &mut BTreeMap<String, Origin>) {
+fn merge(
+    base: &mut Table,
+    layer: Table,
+    prefix: &str,
+    origin: &Origin,
+    origins: &mut BTreeMap<String, Origin>,
+) {
     for (k, v) in layer {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
         match (base.get_mut(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(l)) => merge(b, l, &key, origin, origins),
+            (Some(toml::Value::Table(b)), toml::Value::Table(l)) => {
+                merge(b, l, &key, origin, origins)
+            }
             (_, v) => {
                 record_origins_value(&v, &key, origin, origins);
                 base.insert(k, v);
@@ -296,7 +372,12 @@ fn merge(base: &mut Table, layer: Table, prefix: &str, origin: &Origin, origins:
     }
 }
 
-fn record_origins_value(v: &toml::Value, key: &str, origin: &Origin, origins: &mut BTreeMap<String, Origin>) {
+fn record_origins_value(
+    v: &toml::Value,
+    key: &str,
+    origin: &Origin,
+    origins: &mut BTreeMap<String, Origin>,
+) {
     match v {
         toml::Value::Table(t) => record_origins(t, key, origin, origins),
         _ => {
@@ -344,7 +425,11 @@ fn write_example(file: &Path) -> std::io::Result<()> {
         fs_err::create_dir_all(dir)?;
     }
     // Never clobber a file another process wrote meanwhile.
-    match fs_err::OpenOptions::new().write(true).create_new(true).open(file) {
+    match fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(file)
+    {
         Ok(mut f) => std::io::Write::write_all(&mut f, out.as_bytes()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(e),
@@ -367,7 +452,11 @@ mod tests {
             fs_err::write(paths.config_file(), text).unwrap();
         }
         let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string()));
-        Settings::load(&paths, &Overrides(set.iter().map(|s| s.to_string()).collect()), env)
+        Settings::load(
+            &paths,
+            &Overrides(set.iter().map(|s| s.to_string()).collect()),
+            env,
+        )
     }
 
     #[test]
@@ -387,11 +476,16 @@ mod tests {
     #[test]
     fn layers_apply_in_order_file_env_cli() {
         let home = tempfile::tempdir().unwrap();
-        let file = "[service]\nport = 1111\n[capture]\ninterval_minutes = 5\n[log]\nlevel = \"debug\"\n";
+        let file =
+            "[service]\nport = 1111\n[capture]\ninterval_minutes = 5\n[log]\nlevel = \"debug\"\n";
         let s = load(
             home.path(),
             Some(file),
-            &[("CAIRN__SERVICE__PORT", "2222"), ("CAIRN__CAPTURE__ENABLED", "false"), ("OTHER", "x")],
+            &[
+                ("CAIRN__SERVICE__PORT", "2222"),
+                ("CAIRN__CAPTURE__ENABLED", "false"),
+                ("OTHER", "x"),
+            ],
             &["service.port=3333"],
         )
         .unwrap()
@@ -415,23 +509,48 @@ mod tests {
     #[test]
     fn out_of_range_and_non_loopback_values_are_refused_with_their_origin() {
         let home = tempfile::tempdir().unwrap();
-        let msg = load(home.path(), None, &[("CAIRN__SERVICE__PORT", "70000")], &[]).unwrap_err().to_string();
-        assert!(msg.contains("service.port") && msg.contains("70000") && msg.contains("CAIRN__SERVICE__PORT"), "{msg}");
-        let msg = load(home.path(), None, &[], &["service.bind=\"0.0.0.0\""]).unwrap_err().to_string();
-        assert!(msg.contains("service.bind") && msg.contains("loopback") && msg.contains("command line"), "{msg}");
-        let msg = load(home.path(), None, &[("CAIRN__LOG__LEVEL", "loud")], &[]).unwrap_err().to_string();
+        let msg = load(home.path(), None, &[("CAIRN__SERVICE__PORT", "70000")], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("service.port")
+                && msg.contains("70000")
+                && msg.contains("CAIRN__SERVICE__PORT"),
+            "{msg}"
+        );
+        let msg = load(home.path(), None, &[], &["service.bind=\"0.0.0.0\""])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("service.bind")
+                && msg.contains("loopback")
+                && msg.contains("command line"),
+            "{msg}"
+        );
+        let msg = load(home.path(), None, &[("CAIRN__LOG__LEVEL", "loud")], &[])
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("log.level") && msg.contains("loud"), "{msg}");
     }
 
     #[test]
     fn unknown_keys_and_bad_syntax_are_named() {
         let home = tempfile::tempdir().unwrap();
-        let msg = load(home.path(), Some("[service]\nprot = 1\n"), &[], &[]).unwrap_err().to_string();
+        let msg = load(home.path(), Some("[service]\nprot = 1\n"), &[], &[])
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("service.prot"), "{msg}");
-        let msg = load(home.path(), Some("[service\nport = 1\n"), &[], &[]).unwrap_err().to_string();
-        assert!(msg.contains("cannot parse") && msg.contains("config.toml"), "{msg}");
+        let msg = load(home.path(), Some("[service\nport = 1\n"), &[], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("cannot parse") && msg.contains("config.toml"),
+            "{msg}"
+        );
         let fresh = tempfile::tempdir().unwrap();
-        let msg = load(fresh.path(), None, &[], &["justakey"]).unwrap_err().to_string();
+        let msg = load(fresh.path(), None, &[], &["justakey"])
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("justakey"), "{msg}");
     }
 }

@@ -274,7 +274,9 @@ fn methods_ts() -> String {
     for i in &imports {
         out.push_str(&format!("import type {{ {i} }} from \"./{i}\";\n"));
     }
-    out.push_str("\n/** Every API method with its request and response types. */\nexport type Methods = {\n");
+    out.push_str(
+        "\n/** Every API method with its request and response types. */\nexport type Methods = {\n",
+    );
     out.push_str(&map);
     out.push_str("};\n\n/** The method names, in the order the service declares them. */\n");
     out.push_str(&format!(

@@ -1,5 +1,6 @@
 //! The committed TypeScript in `ui/src/generated/` must match what the Rust types generate.
 //! Run with `CAIRN_UPDATE_BINDINGS=1` to rewrite it after changing a type.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 use std::path::PathBuf;
 
 #[test]

@@ -120,6 +120,7 @@ CREATE TABLE capture_cursors (
     offset     INTEGER NOT NULL DEFAULT 0,
     mtime      TEXT,
     high_water TEXT,
+    state      TEXT,
     updated_at TEXT    NOT NULL,
     PRIMARY KEY (source, path)
 );

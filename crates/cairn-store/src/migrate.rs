@@ -22,7 +22,11 @@ pub(crate) async fn migrate(db: &DatabaseConnection, path: &std::path::Path) -> 
     .await?;
     let current = current_version(db).await?;
     if current > SCHEMA_VERSION {
-        return Err(Error::TooNew { path: path.to_path_buf(), found: current, supported: SCHEMA_VERSION });
+        return Err(Error::TooNew {
+            path: path.to_path_buf(),
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
     }
     for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > current) {
         let txn = db.begin().await?;
@@ -30,7 +34,11 @@ pub(crate) async fn migrate(db: &DatabaseConnection, path: &std::path::Path) -> 
         txn.execute(Statement::from_sql_and_values(
             db.get_database_backend(),
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-            [(*version).into(), (*name).into(), crate::store::now_text().into()],
+            [
+                (*version).into(),
+                (*name).into(),
+                crate::store::now_text().into(),
+            ],
         ))
         .await?;
         txn.commit().await?;

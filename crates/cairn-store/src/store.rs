@@ -7,7 +7,9 @@ use cairn_core::{
     Chunk, Item, ItemEvent, ItemId, NewItemEvent, NewRecord, Outcome, Record, RecordId, Timestamp,
 };
 use sea_orm::sea_query::OnConflict;
-use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sea_orm::sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
 use sea_orm::{
     ActiveValue::{NotSet, Set},
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -20,7 +22,14 @@ use crate::{Error, Result};
 
 /// Tables that Clear empties (the logs and everything derived from them), in an order that
 /// respects their references. Notes go only when asked.
-const CLEAR_TABLES: &[&str] = &["chunks", "records", "item_events", "relations", "vectors", "capture_cursors"];
+const CLEAR_TABLES: &[&str] = &[
+    "chunks",
+    "records",
+    "item_events",
+    "relations",
+    "vectors",
+    "capture_cursors",
+];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
 
 /// An entry of the store's own journal (clears, rebuilds). Never remembered content.
@@ -54,7 +63,11 @@ fn ts_text(t: &Timestamp) -> String {
 fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&chrono::Utc))
-        .map_err(|e| Error::Corrupt { table, column, reason: format!("{s:?}: {e}") })
+        .map_err(|e| Error::Corrupt {
+            table,
+            column,
+            reason: format!("{s:?}: {e}"),
+        })
 }
 
 impl Store {
@@ -64,7 +77,10 @@ impl Store {
             fs_err::create_dir_all(dir)?;
         }
         let opts = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?
+            .map_err(|e| Error::Open {
+                path: path.into(),
+                reason: e.to_string(),
+            })?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
@@ -78,16 +94,28 @@ impl Store {
             .idle_timeout(Some(Duration::from_secs(60)))
             .connect_with(opts)
             .await
-            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?;
+            .map_err(|e| Error::Open {
+                path: path.into(),
+                reason: e.to_string(),
+            })?;
         let db = SqlxSqliteConnector::from_sqlx_sqlite_pool(pool);
         let check = db
-            .query_one(Statement::from_string(db.get_database_backend(), "PRAGMA quick_check"))
+            .query_one(Statement::from_string(
+                db.get_database_backend(),
+                "PRAGMA quick_check",
+            ))
             .await
-            .map_err(|e| Error::Open { path: path.into(), reason: e.to_string() })?;
+            .map_err(|e| Error::Open {
+                path: path.into(),
+                reason: e.to_string(),
+            })?;
         if let Some(row) = check {
             let verdict: String = row.try_get_by_index(0)?;
             if verdict != "ok" {
-                return Err(Error::Open { path: path.into(), reason: format!("integrity check failed: {verdict}") });
+                return Err(Error::Open {
+                    path: path.into(),
+                    reason: format!("integrity check failed: {verdict}"),
+                });
             }
         }
         crate::migrate::migrate(&db, path).await?;
@@ -96,7 +124,10 @@ impl Store {
             use std::os::unix::fs::PermissionsExt;
             fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         }
-        Ok(Self { db, path: path.to_path_buf() })
+        Ok(Self {
+            db,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The database file.
@@ -113,7 +144,9 @@ impl Store {
 
     /// Moves the WAL into the main file and truncates it.
     pub async fn checkpoint(&self) -> Result<()> {
-        self.db.execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)").await?;
+        self.db
+            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await?;
         Ok(())
     }
 
@@ -136,9 +169,16 @@ impl Store {
                         (SELECT COUNT(*) FROM notes WHERE deleted_at IS NULL) AS notes",
             ))
             .await?;
-        let Some(row) = row else { return Ok(Counts::default()) };
+        let Some(row) = row else {
+            return Ok(Counts::default());
+        };
         let get = |c: &str| row.try_get::<i64>("", c).map(|v| v.max(0) as u64);
-        Ok(Counts { records: get("records")?, chunks: get("chunks")?, items: get("items")?, notes: get("notes")? })
+        Ok(Counts {
+            records: get("records")?,
+            chunks: get("chunks")?,
+            items: get("items")?,
+            notes: get("notes")?,
+        })
     }
 
     /// Appends records and their chunks in one transaction. A record whose (id, revision) is
@@ -149,8 +189,10 @@ impl Store {
         let captured_at = now_text();
         let mut added = 0;
         for (rec, chunk_list) in batch {
-            let content = serde_json::to_string(&rec.content)
-                .map_err(|e| Error::Encode { what: "record content", reason: e.to_string() })?;
+            let content = serde_json::to_string(&rec.content).map_err(|e| Error::Encode {
+                what: "record content",
+                reason: e.to_string(),
+            })?;
             let am = records::ActiveModel {
                 seq: NotSet,
                 id: Set(rec.id.as_str().to_owned()),
@@ -170,7 +212,11 @@ impl Store {
                 source: Set(rec.source.clone()),
             };
             let n = records::Entity::insert(am)
-                .on_conflict(OnConflict::columns([records::Column::Id, records::Column::Rev]).do_nothing().to_owned())
+                .on_conflict(
+                    OnConflict::columns([records::Column::Id, records::Column::Rev])
+                        .do_nothing()
+                        .to_owned(),
+                )
                 .exec_without_returning(&txn)
                 .await?;
             if n == 0 {
@@ -186,7 +232,9 @@ impl Store {
                     start: Set(i64::from(c.start)),
                     text: Set(c.text.clone()),
                 };
-                chunks::Entity::insert(am).exec_without_returning(&txn).await?;
+                chunks::Entity::insert(am)
+                    .exec_without_returning(&txn)
+                    .await?;
             }
         }
         txn.commit().await?;
@@ -226,8 +274,10 @@ impl Store {
 
     /// Appends an event to the long-term log.
     pub async fn append_item_event(&self, event: &NewItemEvent) -> Result<ItemEvent> {
-        let state = serde_json::to_string(&event.item)
-            .map_err(|e| Error::Encode { what: "item state", reason: e.to_string() })?;
+        let state = serde_json::to_string(&event.item).map_err(|e| Error::Encode {
+            what: "item state",
+            reason: e.to_string(),
+        })?;
         let at = now_text();
         let am = item_events::ActiveModel {
             seq: NotSet,
@@ -238,7 +288,11 @@ impl Store {
             reason: Set(event.reason.clone()),
         };
         let res = item_events::Entity::insert(am).exec(&self.db).await?;
-        Ok(ItemEvent { seq: res.last_insert_id, at: parse_ts("item_events", "at", &at)?, event: event.clone() })
+        Ok(ItemEvent {
+            seq: res.last_insert_id,
+            at: parse_ts("item_events", "at", &at)?,
+            event: event.clone(),
+        })
     }
 
     /// The current state of an item: its latest event.
@@ -249,8 +303,11 @@ impl Store {
             .one(&self.db)
             .await?;
         row.map(|r| {
-            serde_json::from_str::<Item>(&r.state)
-                .map_err(|e| Error::Corrupt { table: "item_events", column: "state", reason: e.to_string() })
+            serde_json::from_str::<Item>(&r.state).map_err(|e| Error::Corrupt {
+                table: "item_events",
+                column: "state",
+                reason: e.to_string(),
+            })
         })
         .transpose()
     }
@@ -264,14 +321,25 @@ impl Store {
             .await?;
         rows.into_iter()
             .map(|r| {
-                let item: Item = serde_json::from_str(&r.state)
-                    .map_err(|e| Error::Corrupt { table: "item_events", column: "state", reason: e.to_string() })?;
+                let item: Item = serde_json::from_str(&r.state).map_err(|e| Error::Corrupt {
+                    table: "item_events",
+                    column: "state",
+                    reason: e.to_string(),
+                })?;
                 let kind = serde_json::from_value(serde_json::Value::String(r.kind.clone()))
-                    .map_err(|e| Error::Corrupt { table: "item_events", column: "kind", reason: e.to_string() })?;
+                    .map_err(|e| Error::Corrupt {
+                        table: "item_events",
+                        column: "kind",
+                        reason: e.to_string(),
+                    })?;
                 Ok(ItemEvent {
                     seq: r.seq,
                     at: parse_ts("item_events", "at", &r.at)?,
-                    event: NewItemEvent { kind, item, reason: r.reason },
+                    event: NewItemEvent {
+                        kind,
+                        item,
+                        reason: r.reason,
+                    },
                 })
             })
             .collect()
@@ -279,12 +347,21 @@ impl Store {
 
     /// A run-time setting (the memory switch, preferences), if it was ever set.
     pub async fn setting<T: DeserializeOwned>(&self, key: &str) -> Result<Option<(T, Timestamp)>> {
-        let Some(row) = settings::Entity::find_by_id(key.to_owned()).one(&self.db).await? else {
+        let Some(row) = settings::Entity::find_by_id(key.to_owned())
+            .one(&self.db)
+            .await?
+        else {
             return Ok(None);
         };
-        let value = serde_json::from_str(&row.value)
-            .map_err(|e| Error::Corrupt { table: "settings", column: "value", reason: format!("{key}: {e}") })?;
-        Ok(Some((value, parse_ts("settings", "updated_at", &row.updated_at)?)))
+        let value = serde_json::from_str(&row.value).map_err(|e| Error::Corrupt {
+            table: "settings",
+            column: "value",
+            reason: format!("{key}: {e}"),
+        })?;
+        Ok(Some((
+            value,
+            parse_ts("settings", "updated_at", &row.updated_at)?,
+        )))
     }
 
     /// Sets a run-time setting.
@@ -292,8 +369,10 @@ impl Store {
         let now = chrono::Utc::now();
         let am = settings::ActiveModel {
             key: Set(key.to_owned()),
-            value: Set(serde_json::to_string(value)
-                .map_err(|e| Error::Encode { what: "setting", reason: e.to_string() })?),
+            value: Set(serde_json::to_string(value).map_err(|e| Error::Encode {
+                what: "setting",
+                reason: e.to_string(),
+            })?),
             updated_at: Set(ts_text(&now)),
         };
         settings::Entity::insert(am)
@@ -315,7 +394,9 @@ impl Store {
             kind: Set(kind.to_owned()),
             detail: Set(detail.to_string()),
         };
-        journal::Entity::insert(am).exec_without_returning(&self.db).await?;
+        journal::Entity::insert(am)
+            .exec_without_returning(&self.db)
+            .await?;
         Ok(())
     }
 
@@ -344,13 +425,22 @@ impl Store {
     pub async fn clear(&self, notes: bool) -> Result<Counts> {
         let before = self.counts().await?;
         let txn = self.db.begin().await?;
-        txn.execute_unprepared("UPDATE log_guard SET clearing = 1 WHERE id = 1").await?;
-        for table in CLEAR_TABLES.iter().chain(if notes { CLEAR_NOTE_TABLES } else { &[] }) {
-            txn.execute_unprepared(&format!("DELETE FROM {table}")).await?;
+        txn.execute_unprepared("UPDATE log_guard SET clearing = 1 WHERE id = 1")
+            .await?;
+        for table in CLEAR_TABLES
+            .iter()
+            .chain(if notes { CLEAR_NOTE_TABLES } else { &[] })
+        {
+            txn.execute_unprepared(&format!("DELETE FROM {table}"))
+                .await?;
         }
-        txn.execute_unprepared("UPDATE log_guard SET clearing = 0 WHERE id = 1").await?;
+        txn.execute_unprepared("UPDATE log_guard SET clearing = 0 WHERE id = 1")
+            .await?;
         txn.commit().await?;
-        let removed = Counts { notes: if notes { before.notes } else { 0 }, ..before };
+        let removed = Counts {
+            notes: if notes { before.notes } else { 0 },
+            ..before
+        };
         self.journal(
             "clear",
             &serde_json::json!({
@@ -382,11 +472,18 @@ fn record_from_model(m: records::Model) -> Result<Record> {
                 reason: m.outcome.clone(),
             })?,
             started_at: parse_ts("records", "started_at", &m.started_at)?,
-            ended_at: m.ended_at.as_deref().map(|s| parse_ts("records", "ended_at", s)).transpose()?,
+            ended_at: m
+                .ended_at
+                .as_deref()
+                .map(|s| parse_ts("records", "ended_at", s))
+                .transpose()?,
             request: m.request,
             text: m.text,
-            content: serde_json::from_str(&m.content)
-                .map_err(|e| Error::Corrupt { table: "records", column: "content", reason: e.to_string() })?,
+            content: serde_json::from_str(&m.content).map_err(|e| Error::Corrupt {
+                table: "records",
+                column: "content",
+                reason: e.to_string(),
+            })?,
             source: m.source,
         },
     })

@@ -1,8 +1,10 @@
 //! Integration tests of the store on real SQLite files.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 use cairn_core::{
-    Certainty, Chunk, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, NewRecord, Outcome, RecordId,
+    Certainty, Chunk, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, NewRecord, Outcome,
+    RecordId,
 };
-use cairn_store::{SCHEMA_VERSION, Store};
+use cairn_store::Store;
 
 fn record(i: usize, text: &str) -> (NewRecord, Vec<Chunk>) {
     let id = RecordId::derive("test", "session", &i.to_string());
@@ -21,7 +23,12 @@ fn record(i: usize, text: &str) -> (NewRecord, Vec<Chunk>) {
         content: serde_json::json!({ "messages": [{ "role": "user", "text": text }] }),
         source: Some("/tmp/source.jsonl".into()),
     };
-    let chunks = vec![Chunk { record_id: id, ord: 0, start: 0, text: text.to_owned() }];
+    let chunks = vec![Chunk {
+        record_id: id,
+        ord: 0,
+        start: 0,
+        text: text.to_owned(),
+    }];
     (rec, chunks)
 }
 
@@ -62,7 +69,6 @@ async fn migrates_an_empty_file_and_reopens_at_the_same_version() {
     store.close().await.unwrap();
     let store = Store::open(&empty).await.unwrap();
     assert_eq!(store.counts().await.unwrap().records, 1);
-    assert!(SCHEMA_VERSION >= 1);
 }
 
 #[tokio::test]
@@ -71,7 +77,9 @@ async fn refuses_a_store_from_a_newer_cairn_and_a_file_that_is_not_a_database() 
     let path = dir.path().join("cairn.db");
     let store = Store::open(&path).await.unwrap();
     store
-        .execute_raw("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')")
+        .execute_raw(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')",
+        )
         .await
         .unwrap();
     store.close().await.unwrap();
@@ -82,16 +90,27 @@ async fn refuses_a_store_from_a_newer_cairn_and_a_file_that_is_not_a_database() 
     fs_err::write(&junk, vec![b'x'; 8192]).unwrap();
     let err = Store::open(&junk).await.unwrap_err().to_string();
     assert!(err.contains("junk.db"), "{err}");
-    assert_eq!(fs_err::read(&junk).unwrap(), vec![b'x'; 8192], "a bad file is left as it was");
+    assert_eq!(
+        fs_err::read(&junk).unwrap(),
+        vec![b'x'; 8192],
+        "a bad file is left as it was"
+    );
 }
 
 #[tokio::test]
 async fn logs_refuse_update_and_delete() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
-    store.append_records(&[record(1, "original text")]).await.unwrap();
     store
-        .append_item_event(&NewItemEvent { kind: ItemEventKind::Created, item: item("i_1", "t"), reason: None })
+        .append_records(&[record(1, "original text")])
+        .await
+        .unwrap();
+    store
+        .append_item_event(&NewItemEvent {
+            kind: ItemEventKind::Created,
+            item: item("i_1", "t"),
+            reason: None,
+        })
         .await
         .unwrap();
     store.journal("test", &serde_json::json!({})).await.unwrap();
@@ -109,23 +128,50 @@ async fn logs_refuse_update_and_delete() {
         assert!(err.contains("append-only"), "{sql}: {err}");
     }
     let id = RecordId::derive("test", "session", "1");
-    assert_eq!(store.record(&id).await.unwrap().unwrap().record.text, "original text");
+    assert_eq!(
+        store.record(&id).await.unwrap().unwrap().record.text,
+        "original text"
+    );
     assert_eq!(store.chunks(&id).await.unwrap().len(), 1);
-    assert_eq!(store.item(&ItemId::new("i_1")).await.unwrap().unwrap().title, "t");
+    assert_eq!(
+        store
+            .item(&ItemId::new("i_1"))
+            .await
+            .unwrap()
+            .unwrap()
+            .title,
+        "t"
+    );
 }
 
 #[tokio::test]
 async fn appending_is_idempotent_and_items_derive_from_their_latest_event() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
-    assert_eq!(store.append_records(&[record(1, "a"), record(2, "b")]).await.unwrap(), 2);
-    assert_eq!(store.append_records(&[record(1, "a"), record(2, "b"), record(3, "c")]).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .append_records(&[record(1, "a"), record(2, "b")])
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .append_records(&[record(1, "a"), record(2, "b"), record(3, "c")])
+            .await
+            .unwrap(),
+        1
+    );
     assert_eq!(store.counts().await.unwrap().records, 3);
     assert_eq!(store.counts().await.unwrap().chunks, 3);
 
     let id = ItemId::new("i_9");
     store
-        .append_item_event(&NewItemEvent { kind: ItemEventKind::Created, item: item("i_9", "first"), reason: None })
+        .append_item_event(&NewItemEvent {
+            kind: ItemEventKind::Created,
+            item: item("i_9", "first"),
+            reason: None,
+        })
         .await
         .unwrap();
     store
@@ -149,13 +195,26 @@ async fn settings_round_trip_and_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cairn.db");
     let store = Store::open(&path).await.unwrap();
-    assert!(store.setting::<bool>("memory.enabled").await.unwrap().is_none());
+    assert!(
+        store
+            .setting::<bool>("memory.enabled")
+            .await
+            .unwrap()
+            .is_none()
+    );
     store.set_setting("memory.enabled", &false).await.unwrap();
     store.set_setting("memory.enabled", &true).await.unwrap();
     store.set_setting("memory.enabled", &false).await.unwrap();
     store.close().await.unwrap();
     let store = Store::open(&path).await.unwrap();
-    assert_eq!(store.setting::<bool>("memory.enabled").await.unwrap().unwrap().0, false);
+    assert!(
+        !store
+            .setting::<bool>("memory.enabled")
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+    );
 }
 
 /// Every file under `dir`, read whole, searched for `needle` as bytes.
@@ -184,20 +243,32 @@ async fn clear_leaves_no_trace_of_a_planted_string_in_any_file_wal_included() {
     let path = dir.path().join("cairn.db");
     let store = Store::open(&path).await.unwrap();
     let planted = "PLANTED-zebra-quartz-8841";
-    let batch: Vec<_> = (0..200).map(|i| record(i, &format!("turn {i} mentions {planted} in passing"))).collect();
+    let batch: Vec<_> = (0..200)
+        .map(|i| record(i, &format!("turn {i} mentions {planted} in passing")))
+        .collect();
     store.append_records(&batch).await.unwrap();
     store
-        .append_item_event(&NewItemEvent { kind: ItemEventKind::Created, item: item("i_p", planted), reason: None })
+        .append_item_event(&NewItemEvent {
+            kind: ItemEventKind::Created,
+            item: item("i_p", planted),
+            reason: None,
+        })
         .await
         .unwrap();
     store.set_setting("memory.enabled", &true).await.unwrap();
-    assert!(!files_containing(dir.path(), planted.as_bytes()).is_empty(), "the string was written");
+    assert!(
+        !files_containing(dir.path(), planted.as_bytes()).is_empty(),
+        "the string was written"
+    );
 
     let removed = store.clear(false).await.unwrap();
     assert_eq!(removed.records, 200);
     assert_eq!(removed.items, 1);
     assert_eq!(store.counts().await.unwrap(), Default::default());
-    assert_eq!(files_containing(dir.path(), planted.as_bytes()), Vec::<String>::new());
+    assert_eq!(
+        files_containing(dir.path(), planted.as_bytes()),
+        Vec::<String>::new()
+    );
     // The journal says a clear happened, with counts and no content.
     let entry = store.last_journal("clear").await.unwrap().unwrap();
     assert_eq!(entry.detail["records"], 200);
@@ -205,21 +276,36 @@ async fn clear_leaves_no_trace_of_a_planted_string_in_any_file_wal_included() {
     store.append_records(&[record(1, "after")]).await.unwrap();
     assert!(store.execute_raw("DELETE FROM records").await.is_err());
     // Settings (the memory switch) are not remembered content and survive.
-    assert_eq!(store.setting::<bool>("memory.enabled").await.unwrap().unwrap().0, true);
+    assert!(
+        store
+            .setting::<bool>("memory.enabled")
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+    );
     store.close().await.unwrap();
-    assert_eq!(files_containing(dir.path(), planted.as_bytes()), Vec::<String>::new());
+    assert_eq!(
+        files_containing(dir.path(), planted.as_bytes()),
+        Vec::<String>::new()
+    );
 }
 
 /// The child side of the crash test: append records one transaction at a time and print each
 /// committed id, until killed.
 #[tokio::test]
 async fn crash_child_writer() {
-    let Some(path) = std::env::var_os("CAIRN_CRASH_CHILD_DB") else { return };
+    let Some(path) = std::env::var_os("CAIRN_CRASH_CHILD_DB") else {
+        return;
+    };
     let store = Store::open(std::path::Path::new(&path)).await.unwrap();
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     for i in 0.. {
-        let batch = [record(i, &"x".repeat(2000 + i % 500)), record(i + 1_000_000, "y")];
+        let batch = [
+            record(i, &"x".repeat(2000 + i % 500)),
+            record(i + 1_000_000, "y"),
+        ];
         store.append_records(&batch).await.unwrap();
         writeln!(out, "COMMITTED {i}").unwrap();
         out.flush().unwrap();
@@ -233,7 +319,12 @@ fn kill_9_during_a_burst_of_writes_loses_no_committed_record() {
     let path = dir.path().join("cairn.db");
     let exe = std::env::current_exe().unwrap();
     let mut child = std::process::Command::new(exe)
-        .args(["crash_child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "crash_child_writer",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("CAIRN_CRASH_CHILD_DB", &path)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -265,6 +356,9 @@ fn kill_9_during_a_burst_of_writes_loses_no_committed_record() {
         let counts = store.counts().await.unwrap();
         assert!(counts.records >= 600, "{counts:?}");
         // The store still takes writes.
-        store.append_records(&[record(9_999_999, "after crash")]).await.unwrap();
+        store
+            .append_records(&[record(9_999_999, "after crash")])
+            .await
+            .unwrap();
     });
 }

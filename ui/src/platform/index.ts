@@ -4,7 +4,7 @@
  */
 import { takeToken } from "../lib/token";
 import type { Backend } from "./backend";
-import { createTauriBackend, tauriGetAutostart, tauriSetAutostart } from "./tauri";
+import { createTauriBackend, tauriGetAutostart, tauriOnClearRequested, tauriSetAutostart } from "./tauri";
 import { createWebBackend } from "./web";
 
 export type { Backend } from "./backend";
@@ -52,6 +52,15 @@ export async function getAutostart(): Promise<boolean> {
 export async function setAutostart(on: boolean): Promise<void> {
   if (!isDesktop()) throw new Error(DESKTOP_ONLY);
   await tauriSetAutostart(on);
+}
+
+/**
+ * Calls `handler` when the desktop tray asks to clear memory (the page then asks the user
+ * to confirm). In the browser there is no tray, and this does nothing.
+ */
+export function onClearRequested(handler: () => void): () => void {
+  if (!isDesktop()) return () => {};
+  return tauriOnClearRequested(handler);
 }
 
 /** sessionStorage, or an in-memory stand-in where the browser refuses access to it. */

@@ -1,4 +1,5 @@
 import { invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
 import { disable, enable, isEnabled } from "@tauri-apps/plugin-autostart";
 import type { Methods } from "../generated";
 import { toApiError } from "../lib/api-error";
@@ -25,4 +26,10 @@ export async function tauriGetAutostart(): Promise<boolean> {
 export async function tauriSetAutostart(on: boolean): Promise<void> {
   if (on) await enable();
   else await disable();
+}
+
+/** Calls `handler` when the tray menu's "Clear memory…" is chosen. Returns an unsubscribe. */
+export function tauriOnClearRequested(handler: () => void): () => void {
+  const unlisten = listen("cairn://clear-requested", () => handler());
+  return () => void unlisten.then((stop) => stop());
 }

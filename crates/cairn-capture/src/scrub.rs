@@ -1,0 +1,1 @@
+//! The secret scrubber (being written).

@@ -1,0 +1,78 @@
+# Shared by scripts/app.sh and scripts/test.sh: installs what is missing, idempotently.
+# Sourced, not run. Every step says what it does; nothing is downloaded but packages from
+# the OS package manager, crates.io, PyPI and npm.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@";
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@";
+  else return 1; fi
+}
+
+# System libraries (Debian/Ubuntu). $1 = "app" or "test".
+ensure_system_packages() {
+  local mode="$1"
+  local pkgs=(build-essential pkg-config curl file libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
+              librsvg2-dev libxdo-dev clang libclang-dev)
+  if [ "$mode" = test ]; then
+    pkgs+=(webkit2gtk-driver xvfb xauth chromium)
+  fi
+  case "$(uname -s)" in
+    Linux) ;;
+    Darwin) command -v xcode-select >/dev/null || die "install the Xcode command line tools: xcode-select --install"; return 0 ;;
+    *) return 0 ;;
+  esac
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "Not a Debian/Ubuntu system: install the equivalents of: ${pkgs[*]}"
+    return 0
+  fi
+  local missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    step "Installing system packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+      || die "cannot run apt-get as root; install these packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+      || die "apt-get install failed for: ${missing[*]}"
+  fi
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || die "Rust is missing: install rustup (https://rustup.rs) with Rust 1.95 or newer"
+}
+
+ensure_cargo_tool() { # binary, install args...
+  local bin="$1"; shift
+  if ! command -v "$bin" >/dev/null 2>&1; then
+    step "Installing $bin from crates.io"
+    cargo install --locked "$@"
+  fi
+}
+
+# npm ci in a folder when its lockfile changed since the last install.
+ensure_npm() {
+  local dir="$1"
+  command -v npm >/dev/null 2>&1 || die "Node.js 20.19+ and npm are missing: install them (e.g. apt-get install nodejs npm)"
+  local stamp="$dir/node_modules/.cairn-lock-stamp"
+  if [ ! -f "$stamp" ] || ! cmp -s "$dir/package-lock.json" "$stamp"; then
+    step "Installing Node packages in ${dir#"$ROOT"/}"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$dir/package-lock.json" "$stamp"
+  fi
+}
+
+build_ui() {
+  ensure_npm "$ROOT/ui"
+  step "Building the web UI"
+  (cd "$ROOT/ui" && npm run --silent build)
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `npm test`: install what is missing, then run every check and every test suite:
+# formatting, the Tauri boundary, clippy, Rust tests (nextest), UI checks and unit tests
+# (svelte-check, Vitest), browser tests (Playwright on the system Chromium) against the
+# headless service, and a WebDriver test of the real desktop window under Xvfb.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+started=$(date +%s)
+export CAIRN_TEST_OUT="${CAIRN_TEST_OUT:-$ROOT/target/test-output}"
+mkdir -p "$CAIRN_TEST_OUT"
+# Tests must never touch the user's real Cairn data.
+export CAIRN_HOME="$(mktemp -d)/cairn-home"
+trap 'rm -rf "$(dirname "$CAIRN_HOME")"' EXIT
+
+ensure_rust
+ensure_system_packages test
+ensure_cargo_tool cargo-nextest cargo-nextest
+ensure_cargo_tool tauri-driver tauri-driver --version '^2'
+ensure_npm "$ROOT/ui"
+ensure_npm "$ROOT/tests/browser"
+
+step "Formatting (cargo fmt --check)"
+cargo fmt --all -- --check
+
+step "Boundaries (no crate under crates/ depends on Tauri)"
+bash scripts/check-boundaries.sh
+
+step "Building the web UI (the desktop crate embeds it)"
+(cd ui && npm run --silent build)
+
+step "Clippy (workspace, all targets, warnings denied)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "Rust tests (cargo nextest)"
+cargo nextest run --workspace --locked --no-fail-fast
+
+step "UI checks and unit tests (svelte-check, Vitest)"
+(cd ui && npm run --silent check && npm test --silent)
+
+step "Browser tests (Playwright on /usr/bin/chromium against cairn daemon)"
+cargo build --locked -p cairn-cli
+CAIRN_BIN="$CARGO_TARGET_DIR/debug/cairn" node --test tests/browser/
+
+step "Desktop window test (tauri-driver + WebKitWebDriver under Xvfb)"
+cargo build --locked -p cairn-desktop
+CAIRN_DESKTOP_BIN="$CARGO_TARGET_DIR/debug/cairn-desktop" \
+  xvfb-run -a -s "-screen 0 1366x900x24" node --test tests/desktop/
+
+if [ -d "$HOME/.local/share/cairn" ] && [ -n "$(find "$HOME/.local/share/cairn" -newermt "@$started" 2>/dev/null | head -1)" ]; then
+  die "a test wrote into the real data dir ~/.local/share/cairn"
+fi
+printf '\nAll checks passed in %ss.\n' "$(( $(date +%s) - started ))"
