@@ -1,7 +1,7 @@
 // Shared helpers for the browser tests: start `cairn daemon` on a fresh CAIRN_HOME,
 // talk to its API directly, and launch Debian's chromium through playwright-core.
 import { spawn } from "node:child_process";
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -48,15 +48,26 @@ const URL_RE = /(http:\/\/127\.0\.0\.1:\d+)\/?#token=([^\s"']+)/;
 /**
  * Starts `CAIRN_BIN daemon --ui-dir <repo>/ui/dist` with CAIRN_HOME set to a fresh temp dir,
  * and waits for the line that prints the UI address.
+ * `env` is merged over this process's environment (a value of `undefined` removes the
+ * variable); `logName` names the daemon's log file in the output dir.
  * Returns { base, token, home, stop }.
  */
-export async function startDaemon({ timeoutMs = Number(process.env.CAIRN_TEST_STARTUP_MS) || 60_000 } = {}) {
+export async function startDaemon({
+  timeoutMs = Number(process.env.CAIRN_TEST_STARTUP_MS) || 60_000,
+  env = {},
+  logName = "browser-daemon.log",
+} = {}) {
   const bin = cairnBin();
   requireUiBuild();
   const home = mkdtempSync(join(tmpdir(), "cairn-browser-"));
-  const log = createWriteStream(join(outDir(), "browser-daemon.log"));
+  const log = createWriteStream(join(outDir(), logName));
+  const childEnv = { ...process.env, CAIRN_HOME: home };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete childEnv[name];
+    else childEnv[name] = value;
+  }
   const child = spawn(bin, ["daemon", "--ui-dir", UI_DIST], {
-    env: { ...process.env, CAIRN_HOME: home },
+    env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],
   });
   const killOnExit = () => child.kill("SIGKILL");
@@ -174,4 +185,62 @@ export async function eventually(fn, { timeoutMs = 10_000, intervalMs = 150 } = 
     if (last || Date.now() > end) return last;
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** The synthetic agent session stores (made-up content in each agent's real layout). */
+export function agentExamplesDir() {
+  const dir = process.env.CAIRN_AGENT_EXAMPLES || join(REPO_ROOT, "tests", "fixtures", "agent-stores");
+  if (!existsSync(join(dir, "claude-code"))) {
+    throw new Error(`No synthetic agent stores at ${dir} (set CAIRN_AGENT_EXAMPLES to the frameworks/examples folder).`);
+  }
+  return dir;
+}
+
+/** Environment variables that point capture somewhere other than $HOME; removed for a fake home. */
+export const AGENT_STORE_VARS = [
+  "CLAUDE_CONFIG_DIR",
+  "CODEX_HOME",
+  "GEMINI_CLI_HOME",
+  "QWEN_HOME",
+  "COPILOT_HOME",
+  "OPENCODE_DB",
+  "CLINE_DIR",
+  "CLINE_DATA_DIR",
+  "CLINE_SESSION_DATA_DIR",
+  "CONTINUE_GLOBAL_DIR",
+  "CRUSH_GLOBAL_DATA",
+  "GOOSE_PATH_ROOT",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "USERPROFILE",
+];
+
+/** Makes every file and folder under `dir` writable by its owner, so it can be removed. */
+function makeWritable(dir) {
+  chmodSync(dir, statSync(dir).mode | 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) makeWritable(path);
+    else if (entry.isFile()) chmodSync(path, statSync(path).mode | 0o600);
+  }
+}
+
+/**
+ * A fake home holding copies of the synthetic Claude Code, Codex and Gemini CLI stores where
+ * those agents keep them (`~/.claude`, `~/.codex/sessions`, `~/.gemini`).
+ * Returns { home, env, remove }: `env` is for startDaemon.
+ */
+export function fakeAgentHome(examples = agentExamplesDir()) {
+  const home = mkdtempSync(join(tmpdir(), "cairn-fake-home-"));
+  cpSync(join(examples, "claude-code"), join(home, ".claude"), { recursive: true });
+  mkdirSync(join(home, ".codex"), { recursive: true });
+  cpSync(join(examples, "codex", "sessions"), join(home, ".codex", "sessions"), { recursive: true });
+  mkdirSync(join(home, ".gemini"), { recursive: true });
+  const gemini = join(examples, "gemini-cli", "gemini-home");
+  for (const entry of readdirSync(gemini)) cpSync(join(gemini, entry), join(home, ".gemini", entry), { recursive: true });
+  // The examples are read-only; the copies must not be, or the temp dir cannot be removed.
+  makeWritable(home);
+  const env = { HOME: home };
+  for (const name of AGENT_STORE_VARS) env[name] = undefined;
+  return { home, env, remove: () => rmSync(home, { recursive: true, force: true }) };
 }

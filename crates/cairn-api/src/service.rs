@@ -6,9 +6,12 @@ use std::time::Duration;
 use cairn_config::{Paths, Settings};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    ClearReport, ClearReq, ConfigView, Empty, MemorySetReq, MemoryState, Preferences, ServiceHost,
-    ServiceInfo, Status,
+    CaptureReport, ClearReport, ClearReq, ConfigView, Conversation, ConversationFacet,
+    ConversationList, ConversationReq, ConversationSummary, ConversationsReq, Empty, MemorySetReq,
+    MemoryState, Preferences, SearchHit, SearchReq, SearchRes, ServiceHost, ServiceInfo, Status,
+    TurnView,
 };
+use cairn_index::{TextIndex, TextQuery};
 use cairn_store::Store;
 use tokio::sync::watch;
 
@@ -58,6 +61,14 @@ struct Inner {
     memory: watch::Sender<bool>,
     /// Held by Clear, and by workers while they write, so a clear never interleaves.
     write_gate: tokio::sync::RwLock<()>,
+    /// BM25 over the records.
+    text: Arc<TextIndex>,
+    /// One capture pass at a time.
+    capture_lock: tokio::sync::Mutex<()>,
+    /// The last capture pass.
+    last_capture: std::sync::Mutex<Option<CaptureReport>>,
+    /// Problems found at start (each a sentence), shown in status.
+    start_warnings: Vec<String>,
 }
 
 macro_rules! dispatch_table {
@@ -89,6 +100,40 @@ macro_rules! dispatch_table {
 }
 cairn_core::for_each_method!(dispatch_table);
 
+/// A date (`2026-08-20`, the start or, with `end`, the end of that day) or an RFC 3339 time.
+fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    let day = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| {
+        ApiError::bad_request(format!(
+            "{s:?} is not a date (YYYY-MM-DD) or an RFC 3339 time"
+        ))
+    })?;
+    let time = if end {
+        day.and_hms_milli_opt(23, 59, 59, 999)
+    } else {
+        day.and_hms_opt(0, 0, 0)
+    };
+    time.map(|t| t.and_utc())
+        .ok_or_else(|| ApiError::bad_request(format!("{s:?} is not a valid date")))
+}
+
+/// A conversation's title: its first request's first line, shortened.
+fn title_of(request: &str) -> String {
+    let line = request
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("(no request text)");
+    if line.chars().count() > 120 {
+        let cut: String = line.chars().take(117).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -109,6 +154,17 @@ impl Service {
             .map(|(v, _)| v)
             .unwrap_or(true);
         let (memory, _) = watch::channel(enabled);
+        let mut start_warnings = Vec::new();
+        let text = match TextIndex::open(&opts.paths.index_dir().join("text")) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the search index; searching from memory until restart");
+                start_warnings.push(format!(
+                    "The search index could not be opened ({e}); search runs from memory until Cairn restarts."
+                ));
+                TextIndex::in_memory().map_err(|e| ApiError::internal(e.to_string()))?
+            }
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -121,7 +177,114 @@ impl Service {
                 workers: WorkerBoard::default(),
                 memory,
                 write_gate: tokio::sync::RwLock::new(()),
+                text: Arc::new(text),
+                capture_lock: tokio::sync::Mutex::new(()),
+                last_capture: std::sync::Mutex::new(None),
+                start_warnings,
             }),
+        })
+    }
+
+    /// Brings the search index up to date with the store.
+    pub async fn sync_index(&self) -> Result<u64> {
+        let _permit = self.write_permit().await;
+        self.inner
+            .text
+            .sync(&self.inner.store)
+            .await
+            .map_err(|e| ApiError::internal(format!("indexing failed: {e}")))
+    }
+
+    /// Runs one capture pass now (unless memory is off), then indexes what it stored.
+    /// `progress` is reported on the worker board as well.
+    pub async fn capture_pass(&self) -> Result<CaptureReport> {
+        if !self.memory_enabled() {
+            return Err(ApiError::new(
+                ErrorCode::MemoryOff,
+                "memory is off: capture is stopped",
+            ));
+        }
+        let _one = self.inner.capture_lock.lock().await;
+        let board = self.inner.workers.clone();
+        board.report(
+            crate::workers::CAPTURE,
+            cairn_core::api::WorkerState::Running,
+            Some("reading session stores".into()),
+            Some(0.0),
+        );
+        let opts = self.capture_options()?;
+        let report = {
+            let _permit = self.write_permit().await;
+            let b = board.clone();
+            cairn_capture::pass::run(
+                &self.inner.store,
+                &opts,
+                &move |p: cairn_capture::pass::Progress| {
+                    let frac = if p.total == 0 {
+                        1.0
+                    } else {
+                        p.done as f32 / p.total as f32
+                    };
+                    b.report(
+                        crate::workers::CAPTURE,
+                        cairn_core::api::WorkerState::Running,
+                        Some(format!("reading {} ({}/{})", p.framework, p.done, p.total)),
+                        Some(frac),
+                    );
+                },
+            )
+            .await
+        };
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => {
+                board.report(
+                    crate::workers::CAPTURE,
+                    cairn_core::api::WorkerState::Failed,
+                    Some(format!("capture failed: {e}")),
+                    None,
+                );
+                return Err(e.into());
+            }
+        };
+        self.sync_index().await?;
+        let added: u64 = report.frameworks.iter().map(|f| f.added + f.revised).sum();
+        board.report(
+            crate::workers::CAPTURE,
+            cairn_core::api::WorkerState::Idle,
+            Some(format!(
+                "{added} new records from {} frameworks in {} ms",
+                report.frameworks.len(),
+                report.duration_ms
+            )),
+            None,
+        );
+        for w in &report.warnings {
+            tracing::warn!(warning = %w, "capture skipped something");
+        }
+        *self
+            .inner
+            .last_capture
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        Ok(report)
+    }
+
+    /// What capture reads, from the settings and this process's environment.
+    pub fn capture_options(&self) -> Result<cairn_capture::pass::PassOptions> {
+        let env = cairn_capture::Env::from_process().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Unavailable,
+                "no home directory: capture cannot find agents' session stores",
+            )
+        })?;
+        let s = &self.inner.settings.capture;
+        Ok(cairn_capture::pass::PassOptions {
+            env,
+            only: Vec::new(),
+            disabled: s.disabled.clone(),
+            settle: Duration::from_secs(s.settle_seconds),
+            internal_dirs: vec![self.inner.paths.data.join("llm-workdir")],
         })
     }
 
@@ -170,7 +333,26 @@ impl Service {
             .last_journal("clear")
             .await?
             .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-        let mut warnings = Vec::new();
+        let mut warnings = self.inner.start_warnings.clone();
+        if let Some(c) = self
+            .inner
+            .last_capture
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            let skipped: u64 = c
+                .frameworks
+                .iter()
+                .flat_map(|f| f.skipped.iter())
+                .map(|s| s.count)
+                .sum();
+            if skipped > 0 {
+                warnings.push(format!(
+                    "The last capture pass skipped {skipped} unreadable files, lines or rows (see Activity and the log); everything else was captured."
+                ));
+            }
+        }
         if !memory.enabled {
             warnings.push(
                 "Memory is off: Cairn captures nothing and its search service is stopped."
@@ -192,6 +374,166 @@ impl Service {
             },
             workers: self.inner.workers.snapshot(),
             warnings,
+            capture: self
+                .inner
+                .last_capture
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn search(&self, req: SearchReq) -> Result<SearchRes> {
+        if !self.memory_enabled() {
+            return Err(ApiError::new(
+                ErrorCode::MemoryOff,
+                "memory is off: search is stopped",
+            ));
+        }
+        if req.query.trim().is_empty() {
+            return Err(ApiError::bad_request("the query is empty"));
+        }
+        if req.query.len() > 4096 {
+            return Err(ApiError::bad_request(format!(
+                "the query is {} bytes; at most 4096",
+                req.query.len()
+            )));
+        }
+        // A CLI that opened the store directly may be behind: catch up first (cheap when not).
+        self.sync_index().await?;
+        let q = TextQuery {
+            text: req.query.clone(),
+            project: req.project.clone(),
+            framework: req.framework.clone(),
+            since: req
+                .since
+                .as_deref()
+                .map(|d| parse_date(d, false))
+                .transpose()?,
+            until: req
+                .until
+                .as_deref()
+                .map(|d| parse_date(d, true))
+                .transpose()?,
+            exclude_session: req.exclude_session.clone(),
+            limit: req.limit.unwrap_or(20).clamp(1, 200) as usize,
+        };
+        let text = self.inner.text.clone();
+        let hits = tokio::task::spawn_blocking(move || text.search(&q))
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        Ok(SearchRes {
+            hits: hits
+                .into_iter()
+                .map(|h| SearchHit {
+                    id: h.record_id,
+                    source: "record".into(),
+                    framework: h.framework,
+                    project: h.project,
+                    session_id: h.session_id,
+                    timestamp: h
+                        .timestamp
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    outcome: h.outcome,
+                    passage: h.passage,
+                    score: h.score,
+                    in_range: h.in_range,
+                })
+                .collect(),
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn capture_run(&self, _: Empty) -> Result<CaptureReport> {
+        self.capture_pass().await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn conversations(&self, req: ConversationsReq) -> Result<ConversationList> {
+        let filter = cairn_store::SessionFilter {
+            framework: req.framework,
+            project: req.project,
+            limit: req.limit.unwrap_or(50).clamp(1, 500),
+            offset: req.offset.unwrap_or(0),
+        };
+        let sessions = self.inner.store.sessions(&filter).await?;
+        let facets = self.inner.store.facets().await?;
+        let ts = |t: &chrono::DateTime<chrono::Utc>| {
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        };
+        Ok(ConversationList {
+            conversations: sessions
+                .into_iter()
+                .map(|s| ConversationSummary {
+                    title: title_of(s.first_request.as_deref().unwrap_or("")),
+                    first_at: ts(&s.first_at),
+                    last_at: ts(&s.last_at),
+                    framework: s.framework,
+                    session_id: s.session_id,
+                    project: s.project,
+                    cwd: s.cwd,
+                    turns: s.turns,
+                    errors: s.errors,
+                })
+                .collect(),
+            facets: facets
+                .into_iter()
+                .map(|(framework, project, count)| ConversationFacet {
+                    framework,
+                    project,
+                    count,
+                })
+                .collect(),
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn conversation(&self, req: ConversationReq) -> Result<Conversation> {
+        let records = self
+            .inner
+            .store
+            .session_records(&req.framework, &req.session_id)
+            .await?;
+        let Some(first) = records.first() else {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("no conversation {} from {}", req.session_id, req.framework),
+            ));
+        };
+        let ts = |t: &chrono::DateTime<chrono::Utc>| {
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        };
+        Ok(Conversation {
+            framework: req.framework.clone(),
+            session_id: req.session_id.clone(),
+            project: first.record.project.clone(),
+            cwd: first.record.cwd.clone(),
+            turns: records
+                .iter()
+                .map(|r| TurnView {
+                    id: r.record.id.to_string(),
+                    request: r.record.request.clone(),
+                    started_at: ts(&r.record.started_at),
+                    ended_at: r.record.ended_at.as_ref().map(ts),
+                    outcome: r.record.outcome.as_str().to_owned(),
+                    model: r.record.model.clone(),
+                    steps: r
+                        .record
+                        .content
+                        .get("steps")
+                        .and_then(|s| s.as_array())
+                        .cloned()
+                        .unwrap_or_default(),
+                    complete: r
+                        .record
+                        .content
+                        .get("complete")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(true),
+                })
+                .collect(),
         })
     }
 
@@ -224,7 +566,10 @@ impl Service {
     async fn clear(&self, req: ClearReq) -> Result<ClearReport> {
         let _gate = self.inner.write_gate.write().await;
         let removed = self.inner.store.clear(req.notes).await?;
-        let mut dirs = vec![self.inner.paths.index_dir()];
+        self.inner.text.clear().map_err(|e| {
+            ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
+        })?;
+        let mut dirs = Vec::new();
         if req.notes {
             dirs.push(self.inner.paths.notes_dir());
         }
@@ -384,6 +729,10 @@ impl ServiceHandle {
             info = Some(file);
         }
         tasks.push(crate::workers::spawn_maintenance(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
+        tasks.push(crate::workers::spawn_capture(
             service.clone(),
             shutdown.subscribe(),
         ));

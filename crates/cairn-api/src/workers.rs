@@ -97,3 +97,109 @@ pub(crate) fn spawn_maintenance(
         }
     })
 }
+
+/// The capture worker's name on the board.
+pub(crate) const CAPTURE: &str = "capture";
+
+/// The capture worker: a first pass shortly after start, then one every
+/// `capture.interval_minutes`, and one `capture.settle_seconds` after a session file stops
+/// changing (file watching, debounced). Paused while memory is off.
+pub(crate) fn spawn_capture(
+    service: crate::Service,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    use std::time::Duration;
+    use tokio::time::Instant;
+    let board = service.workers().clone();
+    let s = service.settings().capture.clone();
+    let startup = Duration::from_secs(s.startup_delay_seconds);
+    let interval = Duration::from_secs(s.interval_minutes * 60);
+    let settle = Duration::from_secs(s.settle_seconds);
+    if !s.enabled {
+        board.report(
+            CAPTURE,
+            WorkerState::Paused,
+            Some("capture is switched off in settings (capture.enabled)".into()),
+            None,
+        );
+        return tokio::spawn(async {});
+    }
+    board.report(
+        CAPTURE,
+        WorkerState::Idle,
+        Some(format!("first pass in {} s", startup.as_secs())),
+        None,
+    );
+    tokio::spawn(async move {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let _watcher = service
+            .capture_options()
+            .ok()
+            .and_then(|opts| watch(&opts, tx));
+        let mut next_periodic = Instant::now() + startup;
+        let mut changed_at: Option<Instant> = None;
+        loop {
+            let deadline = match changed_at {
+                Some(t) => (t + settle).min(next_periodic),
+                None => next_periodic,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                Some(()) = rx.recv() => {
+                    changed_at = Some(Instant::now());
+                    continue;
+                }
+                _ = shutdown.changed() => {}
+            }
+            if *shutdown.borrow() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= next_periodic {
+                next_periodic = now + interval;
+            }
+            changed_at = None;
+            if !service.memory_enabled() {
+                board.report(
+                    CAPTURE,
+                    WorkerState::Paused,
+                    Some("memory is off".into()),
+                    None,
+                );
+                continue;
+            }
+            match service.capture_pass().await {
+                Ok(r) => tracing::info!(
+                    ms = r.duration_ms,
+                    frameworks = r.frameworks.len(),
+                    "capture pass done"
+                ),
+                Err(e) => tracing::warn!(error = %e, "capture pass failed"),
+            }
+        }
+    })
+}
+
+/// Watches the folders that hold session stores; each change sends a signal.
+fn watch(
+    opts: &cairn_capture::pass::PassOptions,
+    tx: tokio::sync::mpsc::UnboundedSender<()>,
+) -> Option<notify::RecommendedWatcher> {
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res
+            && matches!(ev.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_))
+            && tx.send(()).is_err()
+        {
+            tracing::debug!("capture worker gone; change ignored");
+        }
+    })
+    .map_err(|e| tracing::warn!(error = %e, "file watching unavailable; capture runs on its schedule only"))
+    .ok()?;
+    for root in cairn_capture::pass::watch_roots(opts) {
+        if let Err(e) = watcher.watch(&root, RecursiveMode::Recursive) {
+            tracing::warn!(error = %e, root = %root.display(), "cannot watch a session folder");
+        }
+    }
+    Some(watcher)
+}

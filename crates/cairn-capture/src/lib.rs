@@ -9,9 +9,17 @@
 //! - [`frameworks`]: one module per framework, and [`frameworks::all`], the table.
 //! - [`turn`]: what a framework module produces ([`Turn`], [`Step`]).
 //! - [`scrub`]: the secret scrubber that runs before anything is written.
+//! - [`read`]: reading one store from its saved cursor; [`pass`]: one capture pass over every
+//!   framework into the store; [`record`]: turns to scrubbed, chunked records;
+//!   [`project`]: project identity from the git common dir.
 #![deny(missing_docs)]
 
+pub mod chunk;
 pub mod frameworks;
+pub mod pass;
+pub mod project;
+pub mod read;
+pub mod record;
 pub mod scrub;
 pub mod spec;
 pub mod turn;

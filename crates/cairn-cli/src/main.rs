@@ -9,11 +9,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod bench;
+
 use anyhow::Context;
 use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError};
 use cairn_config::{Overrides, Paths, Settings};
 use cairn_core::ErrorCode;
-use cairn_core::api::{ClearReport, ClearReq, MemorySetReq, MemoryState, Status};
+use cairn_core::api::{
+    CaptureReport, ClearReport, ClearReq, MemorySetReq, MemoryState, SearchHit, SearchReq,
+    SearchRes, Status,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 
 const EXIT_CODES: &str = "Exit codes:
@@ -61,6 +66,44 @@ enum Command {
         #[arg(long)]
         notes: bool,
     },
+    /// Read every agent's session stores now.
+    Capture {
+        /// Run one pass and exit (the service also captures on its own schedule).
+        #[arg(long, required = true)]
+        once: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search everything remembered by its words.
+    Search {
+        /// The words (quotes for phrases).
+        #[arg(required = true)]
+        words: Vec<String>,
+        /// Only this project (as `cairn search` prints it).
+        #[arg(long)]
+        project: Option<String>,
+        /// Only this framework (claude-code, codex, gemini-cli, …).
+        #[arg(long)]
+        framework: Option<String>,
+        /// Results from this date (YYYY-MM-DD or RFC 3339) come first.
+        #[arg(long)]
+        since: Option<String>,
+        /// Results up to this date come first.
+        #[arg(long)]
+        until: Option<String>,
+        /// At most this many results (1 to 200).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=200))]
+        limit: u32,
+        /// Print one JSON array instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks that print figures (use a release build).
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
     /// Show the config file's path or the effective settings.
     Config {
         #[command(subcommand)]
@@ -72,6 +115,19 @@ enum Command {
 enum OnOff {
     On,
     Off,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCmd {
+    /// Full and incremental capture of a synthetic store, and BM25 query latency.
+    Capture {
+        /// Requests in the synthetic store.
+        #[arg(long, default_value_t = 100_000)]
+        requests: usize,
+        /// Records in the store when search latency is measured.
+        #[arg(long, default_value_t = 150_000)]
+        search_records: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,6 +215,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
     runtime.block_on(async move {
         match cli.command {
             Command::Daemon { ui_dir } => daemon(paths, loaded.settings, loaded.file, ui_dir).await,
+            Command::Bench {
+                what:
+                    BenchCmd::Capture {
+                        requests,
+                        search_records,
+                    },
+            } => bench::capture(requests, search_records)
+                .await
+                .map_err(Failure::from),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {
@@ -206,6 +271,51 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 );
                 Ok(())
             }
+            Command::Capture { once: _, json } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = capture_with_progress(&backend, json).await;
+                backend.close().await;
+                let report = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print_capture(&report)?;
+                }
+                Ok(())
+            }
+            Command::Search {
+                words,
+                project,
+                framework,
+                since,
+                until,
+                limit,
+                json,
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = SearchReq {
+                    query: words.join(" "),
+                    project,
+                    framework,
+                    since,
+                    until,
+                    limit: Some(limit),
+                    exclude_session: None,
+                };
+                let res: Result<SearchRes, ApiError> = backend.call_typed("search", &req).await;
+                backend.close().await;
+                let res = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&res.hits)?);
+                } else {
+                    print_hits(&res.hits)?;
+                }
+                Ok(())
+            }
             Command::Clear { yes, notes } => {
                 if !yes && !confirm_clear(notes)? {
                     println!("Nothing was cleared.");
@@ -233,6 +343,114 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
     })
+}
+
+async fn capture_with_progress(backend: &Backend, quiet: bool) -> Result<CaptureReport, ApiError> {
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let bar = indicatif::ProgressBar::new(1000);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} capturing [{bar:30}] {percent:>3}% {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    };
+    let params = serde_json::json!({});
+    let run = backend.call_typed::<_, CaptureReport>("capture_run", &params);
+    tokio::pin!(run);
+    loop {
+        tokio::select! {
+            res = &mut run => {
+                bar.finish_and_clear();
+                return res;
+            }
+            _ = tokio::time::sleep(std::time::Duration::from_millis(150)) => {
+                if bar.is_hidden() {
+                    continue;
+                }
+                if let Ok(status) = backend.status().await
+                    && let Some(w) = status.workers.iter().find(|w| w.name == "capture")
+                {
+                    if let Some(p) = w.progress {
+                        bar.set_position((p.clamp(0.0, 1.0) * 1000.0) as u64);
+                    }
+                    if let Some(d) = &w.detail {
+                        bar.set_message(d.clone());
+                    }
+                }
+                bar.tick();
+            }
+        }
+    }
+}
+
+fn print_capture(r: &CaptureReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if r.frameworks.is_empty() {
+        writeln!(out, "No agent session stores found.")?;
+    }
+    for f in &r.frameworks {
+        let skipped: Vec<String> = f
+            .skipped
+            .iter()
+            .map(|s| format!("{} {}", s.count, s.reason))
+            .collect();
+        writeln!(
+            out,
+            "{:<14} {:>5} sessions read  {:>6} records added  {:>5} revised{}",
+            f.framework,
+            f.sessions,
+            f.added,
+            f.revised,
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!("  skipped: {}", skipped.join(", "))
+            }
+        )?;
+    }
+    if r.secrets_redacted > 0 {
+        writeln!(
+            out,
+            "{} secrets redacted before storage.",
+            r.secrets_redacted
+        )?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    writeln!(out, "Done in {} ms.", r.duration_ms)
+}
+
+fn print_hits(hits: &[SearchHit]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if hits.is_empty() {
+        writeln!(out, "No matches.")?;
+    }
+    for h in hits {
+        writeln!(
+            out,
+            "{} · {} · {} · {}{}",
+            h.timestamp,
+            h.framework,
+            h.project.as_deref().unwrap_or("(no project)"),
+            h.outcome,
+            if h.in_range {
+                ""
+            } else {
+                " · outside the date range"
+            }
+        )?;
+        for line in h.passage.lines() {
+            writeln!(out, "    {line}")?;
+        }
+        writeln!(out, "    {}\n", h.id)?;
+    }
+    Ok(())
 }
 
 fn confirm_clear(notes: bool) -> Result<bool, Failure> {

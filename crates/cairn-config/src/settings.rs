@@ -46,6 +46,8 @@ pub struct CaptureSettings {
     pub interval_minutes: u64,
     /// Delay after a session file stops changing.
     pub settle_seconds: u64,
+    /// Frameworks not to read.
+    pub disabled: Vec<String>,
 }
 
 /// `[log]`

@@ -29,6 +29,14 @@ macro_rules! for_each_method {
                 "Change the desktop preferences.";
             config_show($crate::api::Empty) -> $crate::api::ConfigView,
                 "The config file's path and the effective settings.";
+            search($crate::api::SearchReq) -> $crate::api::SearchRes,
+                "Search everything remembered by its words (BM25), one hit per record with its passage.";
+            capture_run($crate::api::Empty) -> $crate::api::CaptureReport,
+                "Read every agent's session stores now (one capture pass).";
+            conversations($crate::api::ConversationsReq) -> $crate::api::ConversationList,
+                "Captured conversations, newest first, by framework and project.";
+            conversation($crate::api::ConversationReq) -> $crate::api::Conversation,
+                "One conversation whole: every request with its replies and tool steps.";
         }
     };
 }
@@ -148,6 +156,223 @@ pub struct Status {
     pub workers: Vec<WorkerStatus>,
     /// Problems the user should know about (each a sentence).
     pub warnings: Vec<String>,
+    /// The last capture pass, if one ran since the service started.
+    pub capture: Option<CaptureReport>,
+}
+
+/// Search everything remembered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SearchReq {
+    /// Words; quotes for phrases.
+    pub query: String,
+    /// Only this project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Only this framework.
+    #[serde(default)]
+    pub framework: Option<String>,
+    /// Results from this date or time on come first (RFC 3339 or YYYY-MM-DD); the rest follow.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Results up to this date or time come first; the rest follow.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// At most this many (20 by default, 200 at most).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Leave out this session (the conversation asking).
+    #[serde(default)]
+    pub exclude_session: Option<String>,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SearchHit {
+    /// The record's (later: item's or note's) id.
+    pub id: String,
+    /// What it is: `record` (items and notes come later).
+    pub source: String,
+    /// Framework.
+    pub framework: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Session id.
+    pub session_id: String,
+    /// When (RFC 3339).
+    pub timestamp: String,
+    /// How the turn ended.
+    pub outcome: String,
+    /// The best matching passage.
+    pub passage: String,
+    /// Relevance.
+    pub score: f32,
+    /// Inside the requested date range (true when none was given).
+    pub in_range: bool,
+}
+
+/// Search results, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SearchRes {
+    /// The hits.
+    pub hits: Vec<SearchHit>,
+}
+
+/// What one capture pass did for one framework.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct FrameworkCapture {
+    /// The framework (`claude-code`, …).
+    pub framework: String,
+    /// Session files or stores read (changed since the last pass).
+    #[ts(type = "number")]
+    pub sessions: u64,
+    /// Records added.
+    #[ts(type = "number")]
+    pub added: u64,
+    /// Records stored again because the turn went on.
+    #[ts(type = "number")]
+    pub revised: u64,
+    /// Files or stores skipped, lines or rows skipped: each with its reason.
+    pub skipped: Vec<SkipCount>,
+}
+
+/// Things skipped for one reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SkipCount {
+    /// The reason, as a short phrase.
+    pub reason: String,
+    /// How many.
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+/// What one capture pass did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct CaptureReport {
+    /// When it started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, in milliseconds.
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+    /// Per framework, for every framework that has a store on this machine.
+    pub frameworks: Vec<FrameworkCapture>,
+    /// Sentences about what went wrong (a few examples; counts are in `skipped`).
+    pub warnings: Vec<String>,
+    /// Secrets replaced by the scrubber before storage.
+    #[ts(type = "number")]
+    pub secrets_redacted: u64,
+}
+
+/// Which conversations to list.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationsReq {
+    /// Only this framework.
+    #[serde(default)]
+    pub framework: Option<String>,
+    /// Only this project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// At most this many (50 by default).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Skip this many.
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+/// One captured conversation, in a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ConversationSummary {
+    /// Framework.
+    pub framework: String,
+    /// Session id.
+    pub session_id: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// First request (RFC 3339).
+    pub first_at: String,
+    /// Last activity (RFC 3339).
+    pub last_at: String,
+    /// Requests.
+    #[ts(type = "number")]
+    pub turns: u64,
+    /// Requests that ended in an error.
+    #[ts(type = "number")]
+    pub errors: u64,
+    /// The first request, shortened.
+    pub title: String,
+}
+
+/// A (framework, project) pair with its number of conversations, for filters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ConversationFacet {
+    /// Framework.
+    pub framework: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Conversations.
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+/// Conversations, newest first, with the filters available.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ConversationList {
+    /// The page.
+    pub conversations: Vec<ConversationSummary>,
+    /// Every (framework, project) pair.
+    pub facets: Vec<ConversationFacet>,
+}
+
+/// One conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationReq {
+    /// Framework.
+    pub framework: String,
+    /// Session id.
+    pub session_id: String,
+}
+
+/// A request with its replies and tool steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct TurnView {
+    /// Record id.
+    pub id: String,
+    /// The user's request.
+    pub request: String,
+    /// When (RFC 3339).
+    pub started_at: String,
+    /// Last activity (RFC 3339).
+    pub ended_at: Option<String>,
+    /// How it ended.
+    pub outcome: String,
+    /// The model.
+    pub model: Option<String>,
+    /// Replies and tool steps, in order: objects with `type` = `text` (`text`), `tool`
+    /// (`name`, `input`, `output`, `is_error`) or `injected` (`source`, `text`).
+    #[ts(type = "Array<Record<string, unknown>>")]
+    pub steps: Vec<serde_json::Value>,
+    /// Whether the end of the turn was seen.
+    pub complete: bool,
+}
+
+/// A conversation whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Conversation {
+    /// Framework.
+    pub framework: String,
+    /// Session id.
+    pub session_id: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Every request, oldest first.
+    pub turns: Vec<TurnView>,
 }
 
 /// Switch memory on or off.
@@ -233,6 +458,19 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<ClearReport>(),
         file::<Preferences>(),
         file::<ConfigView>(),
+        file::<SearchReq>(),
+        file::<SearchHit>(),
+        file::<SearchRes>(),
+        file::<FrameworkCapture>(),
+        file::<SkipCount>(),
+        file::<CaptureReport>(),
+        file::<ConversationsReq>(),
+        file::<ConversationSummary>(),
+        file::<ConversationFacet>(),
+        file::<ConversationList>(),
+        file::<ConversationReq>(),
+        file::<TurnView>(),
+        file::<Conversation>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

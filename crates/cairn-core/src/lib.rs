@@ -23,6 +23,6 @@ mod model;
 pub use error::ErrorCode;
 pub use ids::{ItemId, NoteId, RecordId};
 pub use model::{
-    Certainty, Chunk, Item, ItemEvent, ItemEventKind, ItemKind, NewItemEvent, NewRecord, Outcome,
-    Record, Relation, RelationKind, Timestamp, VectorKind,
+    CaptureCursor, Certainty, Chunk, Item, ItemEvent, ItemEventKind, ItemKind, NewItemEvent,
+    NewRecord, Outcome, Record, Relation, RelationKind, Timestamp, VectorKind,
 };

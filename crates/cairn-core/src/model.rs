@@ -280,3 +280,26 @@ impl VectorKind {
         }
     }
 }
+
+/// How far capture has read one session file or store. Persisted after each pass, so a
+/// re-run never duplicates and never misses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureCursor {
+    /// The framework (`claude-code`, …).
+    pub source: String,
+    /// The file or store, as an absolute path.
+    pub path: String,
+    /// The file's identity when it was read (device and inode, or a fingerprint of its
+    /// first bytes), so a replaced file is read again from the start.
+    pub file_key: Option<String>,
+    /// The file's size when it was read (a smaller size means it was truncated).
+    pub size: u64,
+    /// Byte offset after the last complete line consumed (line stores).
+    pub offset: u64,
+    /// Modification time when it was read (RFC 3339; whole-file stores).
+    pub mtime: Option<String>,
+    /// The store's own high-water mark (SQLite stores).
+    pub high_water: Option<String>,
+    /// The parser's saved state (line stores), to resume at `offset`.
+    pub state: Option<serde_json::Value>,
+}

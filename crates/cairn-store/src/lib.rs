@@ -29,4 +29,4 @@ mod store;
 
 pub use error::{Error, Result};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use store::{JournalEntry, Store};
+pub use store::{AppendReport, JournalEntry, SessionFilter, SessionSummary, Store};

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use cairn_core::api::Counts;
 use cairn_core::{
-    Chunk, Item, ItemEvent, ItemId, NewItemEvent, NewRecord, Outcome, Record, RecordId, Timestamp,
+    CaptureCursor, Chunk, Item, ItemEvent, ItemId, NewItemEvent, NewRecord, Outcome, Record,
+    RecordId, Timestamp,
 };
 use sea_orm::sea_query::OnConflict;
 use sea_orm::sqlx::sqlite::{
@@ -13,11 +14,11 @@ use sea_orm::sqlx::sqlite::{
 use sea_orm::{
     ActiveValue::{NotSet, Set},
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-    SqlxSqliteConnector, Statement, TransactionTrait,
+    QuerySelect, SqlxSqliteConnector, Statement, TransactionTrait,
 };
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::entity::{chunks, item_events, journal, records, settings};
+use crate::entity::{capture_cursors, chunks, item_events, journal, records, settings};
 use crate::{Error, Result};
 
 /// Tables that Clear empties (the logs and everything derived from them), in an order that
@@ -31,6 +32,53 @@ const CLEAR_TABLES: &[&str] = &[
     "capture_cursors",
 ];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
+
+/// What [`Store::append_records`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AppendReport {
+    /// New records.
+    pub added: u64,
+    /// Records stored again as a newer revision (the turn went on).
+    pub revised: u64,
+    /// Records already stored as they are.
+    pub unchanged: u64,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default)]
+pub struct SessionFilter {
+    /// Only this framework.
+    pub framework: Option<String>,
+    /// Only this project.
+    pub project: Option<String>,
+    /// At most this many (1 to 1000).
+    pub limit: u32,
+    /// Skip this many.
+    pub offset: u32,
+}
+
+/// One captured session, for the Conversations view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    /// The framework.
+    pub framework: String,
+    /// Its session id.
+    pub session_id: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// First request.
+    pub first_at: Timestamp,
+    /// Last activity.
+    pub last_at: Timestamp,
+    /// Number of requests.
+    pub turns: u64,
+    /// Requests that ended in an error.
+    pub errors: u64,
+    /// The first request's text.
+    pub first_request: Option<String>,
+}
 
 /// An entry of the store's own journal (clears, rebuilds). Never remembered content.
 #[derive(Debug, Clone, PartialEq)]
@@ -181,14 +229,28 @@ impl Store {
         })
     }
 
-    /// Appends records and their chunks in one transaction. A record whose (id, revision) is
-    /// already stored is skipped, so re-reading a source never duplicates. Returns how many
-    /// were added.
-    pub async fn append_records(&self, batch: &[(NewRecord, Vec<Chunk>)]) -> Result<u64> {
+    /// Appends records and their chunks in one transaction. A record whose id is stored
+    /// already is skipped when its text and outcome are unchanged, and stored as a newer
+    /// revision (the old one stays) when they changed — a turn that went on after it was
+    /// first read. So re-reading a source never duplicates.
+    pub async fn append_records(&self, batch: &[(NewRecord, Vec<Chunk>)]) -> Result<AppendReport> {
         let txn = self.db.begin().await?;
         let captured_at = now_text();
-        let mut added = 0;
+        let mut report = AppendReport::default();
         for (rec, chunk_list) in batch {
+            let latest = records::Entity::find()
+                .filter(records::Column::Id.eq(rec.id.as_str()))
+                .order_by_desc(records::Column::Rev)
+                .one(&txn)
+                .await?;
+            let rev = match &latest {
+                None => 0,
+                Some(old) if old.text == rec.text && old.outcome == rec.outcome.as_str() => {
+                    report.unchanged += 1;
+                    continue;
+                }
+                Some(old) => old.rev + 1,
+            };
             let content = serde_json::to_string(&rec.content).map_err(|e| Error::Encode {
                 what: "record content",
                 reason: e.to_string(),
@@ -196,7 +258,7 @@ impl Store {
             let am = records::ActiveModel {
                 seq: NotSet,
                 id: Set(rec.id.as_str().to_owned()),
-                rev: Set(0),
+                rev: Set(rev),
                 framework: Set(rec.framework.clone()),
                 session_id: Set(rec.session_id.clone()),
                 project: Set(rec.project.clone()),
@@ -211,23 +273,19 @@ impl Store {
                 content: Set(content),
                 source: Set(rec.source.clone()),
             };
-            let n = records::Entity::insert(am)
-                .on_conflict(
-                    OnConflict::columns([records::Column::Id, records::Column::Rev])
-                        .do_nothing()
-                        .to_owned(),
-                )
+            records::Entity::insert(am)
                 .exec_without_returning(&txn)
                 .await?;
-            if n == 0 {
-                continue;
+            if rev == 0 {
+                report.added += 1;
+            } else {
+                report.revised += 1;
             }
-            added += n;
             for c in chunk_list {
                 let am = chunks::ActiveModel {
                     seq: NotSet,
                     record_id: Set(rec.id.as_str().to_owned()),
-                    rev: Set(0),
+                    rev: Set(rev),
                     ord: Set(i64::from(c.ord)),
                     start: Set(i64::from(c.start)),
                     text: Set(c.text.clone()),
@@ -238,7 +296,197 @@ impl Store {
             }
         }
         txn.commit().await?;
-        Ok(added)
+        Ok(report)
+    }
+
+    /// The current revision of every record of one session, oldest first.
+    pub async fn session_records(&self, framework: &str, session_id: &str) -> Result<Vec<Record>> {
+        let rows = records::Entity::find()
+            .filter(records::Column::Framework.eq(framework))
+            .filter(records::Column::SessionId.eq(session_id))
+            .order_by_asc(records::Column::StartedAt)
+            .order_by_asc(records::Column::Seq)
+            .all(&self.db)
+            .await?;
+        let mut latest: std::collections::HashMap<String, records::Model> =
+            std::collections::HashMap::new();
+        let mut order = Vec::new();
+        for r in rows {
+            match latest.get(&r.id) {
+                Some(old) if old.rev >= r.rev => {}
+                Some(_) => {
+                    latest.insert(r.id.clone(), r);
+                }
+                None => {
+                    order.push(r.id.clone());
+                    latest.insert(r.id.clone(), r);
+                }
+            }
+        }
+        order
+            .into_iter()
+            .filter_map(|id| latest.remove(&id))
+            .map(record_from_model)
+            .collect()
+    }
+
+    /// Sessions, newest activity first, with their first request and size.
+    pub async fn sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionSummary>> {
+        let mut sql = String::from(
+            "SELECT framework, session_id, MAX(project) AS project, MAX(cwd) AS cwd,
+                    MIN(started_at) AS first_at, MAX(COALESCE(ended_at, started_at)) AS last_at,
+                    COUNT(DISTINCT id) AS turns,
+                    (SELECT r2.request FROM records r2 WHERE r2.framework = r.framework
+                       AND r2.session_id = r.session_id ORDER BY r2.started_at, r2.seq LIMIT 1) AS first_request,
+                    SUM(CASE WHEN outcome = 'error' THEN 1 ELSE 0 END) AS errors
+             FROM records r WHERE 1 = 1",
+        );
+        let mut values: Vec<sea_orm::Value> = Vec::new();
+        if let Some(f) = &filter.framework {
+            sql.push_str(" AND framework = ?");
+            values.push(f.clone().into());
+        }
+        if let Some(p) = &filter.project {
+            sql.push_str(" AND project = ?");
+            values.push(p.clone().into());
+        }
+        sql.push_str(" GROUP BY framework, session_id ORDER BY last_at DESC LIMIT ? OFFSET ?");
+        values.push(i64::from(filter.limit.clamp(1, 1000)).into());
+        values.push(i64::from(filter.offset).into());
+        let rows = self
+            .db
+            .query_all(Statement::from_sql_and_values(
+                self.db.get_database_backend(),
+                &sql,
+                values,
+            ))
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SessionSummary {
+                    framework: row.try_get("", "framework")?,
+                    session_id: row.try_get("", "session_id")?,
+                    project: row.try_get("", "project")?,
+                    cwd: row.try_get("", "cwd")?,
+                    first_at: parse_ts(
+                        "records",
+                        "started_at",
+                        &row.try_get::<String>("", "first_at")?,
+                    )?,
+                    last_at: parse_ts(
+                        "records",
+                        "ended_at",
+                        &row.try_get::<String>("", "last_at")?,
+                    )?,
+                    turns: row.try_get::<i64>("", "turns")?.max(0) as u64,
+                    errors: row.try_get::<i64>("", "errors")?.max(0) as u64,
+                    first_request: row.try_get("", "first_request")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Every distinct (framework, project) pair with its session count, for filters.
+    pub async fn facets(&self) -> Result<Vec<(String, Option<String>, u64)>> {
+        let rows = self
+            .db
+            .query_all(Statement::from_string(
+                self.db.get_database_backend(),
+                "SELECT framework, project, COUNT(DISTINCT session_id) AS n FROM records
+                 GROUP BY framework, project ORDER BY framework, project",
+            ))
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get("", "framework")?,
+                    r.try_get("", "project")?,
+                    r.try_get::<i64>("", "n")?.max(0) as u64,
+                ))
+            })
+            .collect()
+    }
+
+    /// Every current record with its chunks, in log order, a page at a time (index rebuilds).
+    pub async fn records_page(
+        &self,
+        after_seq: i64,
+        limit: u64,
+    ) -> Result<Vec<(Record, Vec<Chunk>)>> {
+        let rows = records::Entity::find()
+            .filter(records::Column::Seq.gt(after_seq))
+            .order_by_asc(records::Column::Seq)
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let rec = record_from_model(r)?;
+            let chunks = self.chunks(&rec.record.id).await?;
+            out.push((rec, chunks));
+        }
+        Ok(out)
+    }
+
+    /// The saved cursor of one file or store.
+    pub async fn cursor(&self, source: &str, path: &str) -> Result<Option<CaptureCursor>> {
+        let row = capture_cursors::Entity::find_by_id((source.to_owned(), path.to_owned()))
+            .one(&self.db)
+            .await?;
+        row.map(cursor_from_model).transpose()
+    }
+
+    /// Every saved cursor of a framework.
+    pub async fn cursors(&self, source: &str) -> Result<Vec<CaptureCursor>> {
+        let rows = capture_cursors::Entity::find()
+            .filter(capture_cursors::Column::Source.eq(source))
+            .all(&self.db)
+            .await?;
+        rows.into_iter().map(cursor_from_model).collect()
+    }
+
+    /// Saves a cursor (after the records it covers were appended).
+    pub async fn save_cursor(&self, c: &CaptureCursor) -> Result<()> {
+        let state = c
+            .state
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| Error::Encode {
+                what: "cursor state",
+                reason: e.to_string(),
+            })?;
+        let am = capture_cursors::ActiveModel {
+            source: Set(c.source.clone()),
+            path: Set(c.path.clone()),
+            file_key: Set(c.file_key.clone()),
+            size: Set(i64::try_from(c.size).unwrap_or(i64::MAX)),
+            offset: Set(i64::try_from(c.offset).unwrap_or(i64::MAX)),
+            mtime: Set(c.mtime.clone()),
+            high_water: Set(c.high_water.clone()),
+            state: Set(state),
+            updated_at: Set(now_text()),
+        };
+        capture_cursors::Entity::insert(am)
+            .on_conflict(
+                OnConflict::columns([
+                    capture_cursors::Column::Source,
+                    capture_cursors::Column::Path,
+                ])
+                .update_columns([
+                    capture_cursors::Column::FileKey,
+                    capture_cursors::Column::Size,
+                    capture_cursors::Column::Offset,
+                    capture_cursors::Column::Mtime,
+                    capture_cursors::Column::HighWater,
+                    capture_cursors::Column::State,
+                    capture_cursors::Column::UpdatedAt,
+                ])
+                .to_owned(),
+            )
+            .exec_without_returning(&self.db)
+            .await?;
+        Ok(())
     }
 
     /// The latest revision of one record.
@@ -453,6 +701,27 @@ impl Store {
         self.checkpoint().await?;
         Ok(removed)
     }
+}
+
+fn cursor_from_model(m: capture_cursors::Model) -> Result<CaptureCursor> {
+    Ok(CaptureCursor {
+        source: m.source,
+        path: m.path,
+        file_key: m.file_key,
+        size: u64::try_from(m.size).unwrap_or(0),
+        offset: u64::try_from(m.offset).unwrap_or(0),
+        mtime: m.mtime,
+        high_water: m.high_water,
+        state: m
+            .state
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(|e| Error::Corrupt {
+                table: "capture_cursors",
+                column: "state",
+                reason: e.to_string(),
+            })?,
+    })
 }
 
 fn record_from_model(m: records::Model) -> Result<Record> {

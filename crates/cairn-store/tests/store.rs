@@ -145,25 +145,51 @@ async fn logs_refuse_update_and_delete() {
 }
 
 #[tokio::test]
-async fn appending_is_idempotent_and_items_derive_from_their_latest_event() {
+async fn appending_is_idempotent_and_a_changed_turn_becomes_a_new_revision() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
-    assert_eq!(
-        store
-            .append_records(&[record(1, "a"), record(2, "b")])
-            .await
-            .unwrap(),
-        2
-    );
-    assert_eq!(
-        store
-            .append_records(&[record(1, "a"), record(2, "b"), record(3, "c")])
-            .await
-            .unwrap(),
-        1
-    );
+    let r = store
+        .append_records(&[record(1, "a"), record(2, "b")])
+        .await
+        .unwrap();
+    assert_eq!((r.added, r.revised, r.unchanged), (2, 0, 0));
+    let r = store
+        .append_records(&[record(1, "a"), record(2, "b"), record(3, "c")])
+        .await
+        .unwrap();
+    assert_eq!((r.added, r.revised, r.unchanged), (1, 0, 2));
     assert_eq!(store.counts().await.unwrap().records, 3);
     assert_eq!(store.counts().await.unwrap().chunks, 3);
+    // The turn went on: same id, longer text. A new revision; the old one stays in the log.
+    let r = store
+        .append_records(&[record(2, "b and more")])
+        .await
+        .unwrap();
+    assert_eq!((r.added, r.revised, r.unchanged), (0, 1, 0));
+    let id = RecordId::derive("test", "session", "2");
+    assert_eq!(
+        store.record(&id).await.unwrap().unwrap().record.text,
+        "b and more"
+    );
+    assert_eq!(store.chunks(&id).await.unwrap()[0].text, "b and more");
+    assert_eq!(
+        store.counts().await.unwrap().records,
+        3,
+        "still three records"
+    );
+    let session = store.session_records("test", "session").await.unwrap();
+    assert_eq!(session.len(), 3);
+    assert!(session.iter().any(|r| r.record.text == "b and more"));
+    assert!(!session.iter().any(|r| r.record.text == "b"));
+    let sessions = store
+        .sessions(&cairn_store::SessionFilter {
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].turns, 3);
 
     let id = ItemId::new("i_9");
     store
@@ -361,4 +387,37 @@ fn kill_9_during_a_burst_of_writes_loses_no_committed_record() {
             .await
             .unwrap();
     });
+}
+
+#[tokio::test]
+async fn cursors_round_trip_and_clear_forgets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let mut c = cairn_core::CaptureCursor {
+        source: "codex".into(),
+        path: "/home/dev/.codex/sessions/a.jsonl".into(),
+        file_key: Some("1:2".into()),
+        size: 100,
+        offset: 90,
+        mtime: None,
+        high_water: None,
+        state: Some(serde_json::json!({ "open": { "request": "half" } })),
+    };
+    store.save_cursor(&c).await.unwrap();
+    c.offset = 100;
+    store.save_cursor(&c).await.unwrap();
+    assert_eq!(
+        store.cursor("codex", &c.path).await.unwrap(),
+        Some(c.clone())
+    );
+    assert_eq!(store.cursors("codex").await.unwrap().len(), 1);
+    assert!(
+        store
+            .cursor("claude-code", &c.path)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    store.clear(false).await.unwrap();
+    assert!(store.cursor("codex", &c.path).await.unwrap().is_none());
 }

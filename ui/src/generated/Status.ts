@@ -1,4 +1,5 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+import type { CaptureReport } from "./CaptureReport";
 import type { Counts } from "./Counts";
 import type { MemoryState } from "./MemoryState";
 import type { ServiceInfo } from "./ServiceInfo";
@@ -40,4 +41,8 @@ workers: Array<WorkerStatus>,
 /**
  * Problems the user should know about (each a sentence).
  */
-warnings: Array<string>, };
+warnings: Array<string>, 
+/**
+ * The last capture pass, if one ran since the service started.
+ */
+capture: CaptureReport | null, };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatRelative, plural, progressPercent } from "./format";
+import { formatDuration, formatRelative, formatShortTime, plural, progressPercent } from "./format";
 
 describe("format", () => {
   it("pluralises counts", () => {
@@ -21,5 +21,25 @@ describe("format", () => {
     expect(formatRelative("2025-01-01T11:59:50Z", now)).toBe("just now");
     expect(formatRelative("2025-01-01T11:55:00Z", now)).toMatch(/5 minutes ago/);
     expect(formatRelative("not a date", now)).toBe("not a date");
+  });
+
+  it("gives compact times for lists", () => {
+    const now = new Date("2025-06-15T12:00:00Z");
+    expect(formatShortTime("2025-06-15T11:59:30Z", now)).toBe("just now");
+    expect(formatShortTime("2025-06-15T11:55:00Z", now)).toMatch(/5/);
+    expect(formatShortTime("2025-06-12T12:00:00Z", now)).toMatch(/3/);
+    expect(formatShortTime("2025-03-02T12:00:00Z", now)).not.toMatch(/2025/);
+    expect(formatShortTime("2024-03-02T12:00:00Z", now)).toMatch(/2024/);
+    expect(formatShortTime("2025-07-01T12:00:00Z", now)).not.toMatch(/ago/);
+    expect(formatShortTime("nope", now)).toBe("nope");
+  });
+
+  it("formats durations", () => {
+    expect(formatDuration(49)).toBe("49 ms");
+    expect(formatDuration(1234)).toBe("1.2 s");
+    expect(formatDuration(42_000)).toBe("42 s");
+    expect(formatDuration(125_000)).toBe("2 min 5 s");
+    expect(formatDuration(120_000)).toBe("2 min");
+    expect(formatDuration(-1)).toBe("—");
   });
 });

@@ -36,3 +36,35 @@ export function progressPercent(progress: number): number {
   const pct = progress <= 1 ? progress * 100 : progress;
   return Math.max(0, Math.min(100, Math.round(pct)));
 }
+
+/**
+ * A compact time for lists: "just now", "5 min. ago", "3 hr. ago", "2 days ago" within a
+ * week, then a date ("Aug 20", with the year when it is not this year).
+ */
+export function formatShortTime(iso: string, now: Date = new Date()): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const seconds = Math.round((now.getTime() - date.getTime()) / 1000);
+  if (seconds >= 0 && seconds < 7 * 86_400) {
+    if (seconds < 45) return "just now";
+    const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" });
+    const minutes = Math.round(seconds / 60);
+    if (minutes < 60) return rtf.format(-minutes, "minute");
+    const hours = Math.round(minutes / 60);
+    if (hours < 24) return rtf.format(-hours, "hour");
+    return rtf.format(-Math.round(hours / 24), "day");
+  }
+  const sameYear = date.getFullYear() === now.getFullYear();
+  return date.toLocaleDateString(undefined, sameYear ? { month: "short", day: "numeric" } : { dateStyle: "medium" });
+}
+
+/** "49 ms", "1.2 s", "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const totalSeconds = Math.round(ms / 1000);
+  const minutes = Math.floor(totalSeconds / 60);
+  const seconds = totalSeconds % 60;
+  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
+}

@@ -15,6 +15,7 @@ function status(enabled: boolean): Status {
     service: { pid: 1, started_at: "2025-01-01T00:00:00Z", address: null, host: "daemon" },
     workers: [],
     warnings: [],
+    capture: null,
   };
 }
 

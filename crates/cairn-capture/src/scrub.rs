@@ -1,1 +1,0 @@
-//! The secret scrubber (being written).

@@ -1,0 +1,719 @@
+//! The rule table: one regex per known credential format, plus the contextual rules.
+//!
+//! Conventions:
+//! - A pattern's named group `s` is the part to redact; without it, the whole match.
+//! - `\b` is rewritten to the ASCII-only `(?-u:\b)` so the fast DFA engines also run on
+//!   non-ASCII text; `\w` and `\d` become their ASCII classes.
+//! - Alphabets end in a greedy `{n,}` rather than an exact count where the provider may grow
+//!   the format; exact counts are bounded by `\b`.
+//! - Order is priority: when two rules match the same span, the earlier kind is reported.
+
+use regex::{Captures, Regex};
+
+use super::{Hit, KEYED_SECRET, keyed};
+
+/// A rule's own decision on a match: `None` rejects, `Some((kind, start, end))` redacts.
+type Decide = fn(&str, &Captures<'_>) -> Option<(&'static str, usize, usize)>;
+
+/// What a rule does with a match.
+#[derive(Clone, Copy)]
+enum Check {
+    /// Redact it (group `s`, else the whole match).
+    Plain,
+    /// Redact it if it holds both an ASCII letter and an ASCII digit.
+    Mixed,
+    /// Decide with a function.
+    Custom(Decide),
+}
+
+struct Spec {
+    kind: &'static str,
+    /// Other kinds a `Custom` check may report.
+    alt: &'static [&'static str],
+    pattern: &'static str,
+    check: Check,
+}
+
+const fn spec(kind: &'static str, pattern: &'static str, check: Check) -> Spec {
+    Spec {
+        kind,
+        alt: &[],
+        pattern,
+        check,
+    }
+}
+
+/// One compiled rule.
+pub(super) struct Rule {
+    kind: &'static str,
+    alt: &'static [&'static str],
+    re: Regex,
+    check: Check,
+}
+
+impl Rule {
+    /// Every kind this rule can report.
+    pub(super) fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
+        std::iter::once(self.kind).chain(self.alt.iter().copied())
+    }
+
+    /// Pushes this rule's hits in `text`.
+    pub(super) fn find(&self, text: &str, priority: usize, hits: &mut Vec<Hit>) {
+        for caps in self.re.captures_iter(text) {
+            let Some(whole) = caps.name("s").or_else(|| caps.get(0)) else {
+                continue;
+            };
+            let found = match self.check {
+                Check::Plain => Some((self.kind, whole.start(), whole.end())),
+                Check::Mixed => has_letter_and_digit(whole.as_str())
+                    .then(|| (self.kind, whole.start(), whole.end())),
+                Check::Custom(f) => f(text, &caps),
+            };
+            if let Some((kind, start, end)) = found {
+                let Some(secret) = text.get(start..end) else {
+                    continue;
+                };
+                if start < end && !secret.contains("[REDACTED:") {
+                    hits.push(Hit {
+                        kind,
+                        start,
+                        end,
+                        priority,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Compiles a built-in pattern. They are constants covered by tests, so a failure is a bug.
+pub(super) fn compile(pattern: &str) -> Regex {
+    // ASCII classes: Unicode `\w`/`\d` make every automaton far bigger for no gain here.
+    let pattern = pattern
+        .replace(r"\b", r"(?-u:\b)")
+        .replace(r"\w", "[A-Za-z0-9_]")
+        .replace(r"\d", "[0-9]");
+    // Every built-in pattern is compiled by the tests (`Scrubber::new`), so this cannot fail
+    // at run time.
+    Regex::new(&pattern).expect("built-in scrub pattern compiles")
+}
+
+/// The built-in rules, in priority order.
+pub(super) fn builtin() -> Vec<Rule> {
+    SPECS
+        .iter()
+        .map(|s| Rule {
+            kind: s.kind,
+            alt: s.alt,
+            re: compile(s.pattern),
+            check: s.check,
+        })
+        .collect()
+}
+
+pub(super) fn has_letter_and_digit(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+fn group<'t>(caps: &Captures<'t>) -> Option<regex::Match<'t>> {
+    caps.name("s").or_else(|| caps.get(0))
+}
+
+/// The byte before `at`, if any.
+fn byte_before(text: &str, at: usize) -> Option<u8> {
+    at.checked_sub(1)
+        .and_then(|i| text.as_bytes().get(i).copied())
+}
+
+/// JWT: the header must decode to a JSON object (`eyJ`), and the token must not be the tail
+/// of a longer word. Unsigned tokens (`alg: none`) need a JSON payload too.
+fn check_jwt(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    if byte_before(text, m.start()).is_some_and(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let mut parts = m.as_str().splitn(3, '.');
+    let (_, payload, sig) = (parts.next()?, parts.next()?, parts.next().unwrap_or(""));
+    (payload.starts_with("eyJ") || sig.len() >= 16).then(|| ("jwt", m.start(), m.end()))
+}
+
+/// AWS secret access keys: exactly 40 base64 characters, mixed.
+fn check_aws_secret(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    let s = m.as_str();
+    let ok = s.len() == 40
+        && s.bytes().any(|b| b.is_ascii_uppercase())
+        && s.bytes().any(|b| b.is_ascii_lowercase())
+        && s.bytes().any(|b| b.is_ascii_digit());
+    ok.then(|| ("aws-secret-access-key", m.start(), m.end()))
+}
+
+/// Google API keys are exactly `AIza` + 35.
+fn check_google_api_key(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    (m.as_str().len() == 39).then(|| ("google-api-key", m.start(), m.end()))
+}
+
+/// Google OAuth access (`ya29.`) and refresh (`1//0…`) tokens; a refresh token must not
+/// be the tail of a path or a number.
+fn check_google_oauth(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    if byte_before(text, m.start()).is_some_and(|b| b.is_ascii_alphanumeric() || b == b'/') {
+        return None;
+    }
+    has_letter_and_digit(m.as_str()).then(|| ("google-oauth-token", m.start(), m.end()))
+}
+
+/// Telegram bot tokens: `<bot id>:<35 chars>`, the secret half mixed.
+fn check_telegram(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    let secret = m.as_str().split_once(':')?.1;
+    let ok = secret.bytes().any(|b| b.is_ascii_uppercase())
+        && secret.bytes().any(|b| b.is_ascii_lowercase());
+    ok.then(|| ("telegram-bot-token", m.start(), m.end()))
+}
+
+/// Discord bot tokens: three dot-separated parts; the first is a base64 user id, so it holds
+/// a digit, and the whole must not be a dotted name.
+fn check_discord(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    if byte_before(text, m.start()).is_some_and(|b| b == b'.' || b == b'/') {
+        return None;
+    }
+    let s = m.as_str();
+    let ok = has_letter_and_digit(s.split('.').next()?)
+        && s.bytes().filter(u8::is_ascii_digit).count() >= 4;
+    ok.then(|| ("discord-bot-token", m.start(), m.end()))
+}
+
+const DB_SCHEMES: &[&str] = &[
+    "postgres",
+    "postgresql",
+    "postgis",
+    "pgsql",
+    "mysql",
+    "mysql2",
+    "mysqlx",
+    "mariadb",
+    "mongodb",
+    "redis",
+    "rediss",
+    "valkey",
+    "amqp",
+    "amqps",
+    "mssql",
+    "sqlserver",
+    "oracle",
+    "db2",
+    "clickhouse",
+    "cockroachdb",
+    "couchdb",
+    "couchbase",
+    "cassandra",
+    "neo4j",
+    "bolt",
+    "memcached",
+    "nats",
+    "kafka",
+    "snowflake",
+    "influxdb",
+    "arangodb",
+    "rethinkdb",
+    "ldap",
+    "ldaps",
+    "mqtt",
+    "mqtts",
+    "stomp",
+    "sqlalchemy",
+    "timescaledb",
+    "surrealdb",
+    "questdb",
+    "vertica",
+    "presto",
+    "trino",
+    "hive",
+    "firebird",
+];
+
+/// Passwords in URLs: `scheme://user:PASSWORD@host`. Only the password is redacted.
+fn check_url_password(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let pw = caps.name("s")?;
+    let user = caps.name("user").map_or("", |m| m.as_str());
+    if keyed::is_placeholder(pw.as_str()) || keyed::is_placeholder_word(pw.as_str()) {
+        return None;
+    }
+    // `http://1000:1000@…` and the like are not credentials.
+    if user.bytes().all(|b| b.is_ascii_digit()) && pw.as_str().bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scheme = caps
+        .name("scheme")
+        .map_or("", |m| m.as_str())
+        .to_ascii_lowercase();
+    let base = scheme.split('+').next().unwrap_or("");
+    let kind = if DB_SCHEMES.contains(&base) {
+        "connection-string-password"
+    } else {
+        "url-password"
+    };
+    Some((kind, pw.start(), pw.end()))
+}
+
+/// A credential after an auth scheme or `curl -u user:`: anything that is not a placeholder.
+/// Returns the span without trailing sentence punctuation.
+fn auth_value(m: regex::Match<'_>) -> Option<(usize, usize)> {
+    let s = m.as_str().trim_end_matches(['.', ',']);
+    if s.len() < 6 || keyed::is_placeholder(s) || keyed::is_placeholder_word(s) {
+        return None;
+    }
+    Some((m.start(), m.start() + s.len()))
+}
+
+/// A bare `Bearer <token>` outside a header: the token must look like one.
+fn check_bare_bearer(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    let s = m.as_str().trim_end_matches(['.', ',']);
+    if !has_letter_and_digit(s) || keyed::is_placeholder(s) {
+        return None;
+    }
+    Some(("bearer-token", m.start(), m.start() + s.len()))
+}
+
+fn check_keyed(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    keyed::check_assignment(text, caps).map(|(s, e)| (KEYED_SECRET, s, e))
+}
+
+fn check_keyed_flag(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    keyed::check_flag(text, caps).map(|(s, e)| (KEYED_SECRET, s, e))
+}
+
+fn check_keyed_value(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    keyed::literal_is_secret(m.as_str(), true).then(|| (KEYED_SECRET, m.start(), m.end()))
+}
+
+/// The table. Keep it sorted by specificity: exact provider formats first, then contextual
+/// provider rules, then URLs and headers, then labelled values.
+const SPECS: &[Spec] = &[
+    // --- Key material ---------------------------------------------------------------------
+    spec(
+        "private-key",
+        // The whole block (its body never holds `-----`, so a block cannot run into the next
+        // one); when the END line is missing (truncated output), the header and every base64
+        // line after it.
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:(?:[^-]|-{1,4}[^-])*-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\s|\\[rn])+(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\r\n\\]*))*)",
+        Check::Plain,
+    ),
+    spec(
+        "age-secret-key",
+        r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+        Check::Plain,
+    ),
+    // --- AI providers ---------------------------------------------------------------------
+    spec(
+        "anthropic-admin-key",
+        r"\bsk-ant-admin\d{2}-[A-Za-z0-9_-]{32,}",
+        Check::Plain,
+    ),
+    spec(
+        "anthropic-oauth-token",
+        r"\bsk-ant-o(?:at|rt)\d{2}-[A-Za-z0-9_-]{32,}",
+        Check::Plain,
+    ),
+    spec(
+        "anthropic-api-key",
+        r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_-]{32,}",
+        Check::Plain,
+    ),
+    spec(
+        "openai-admin-key",
+        r"\bsk-admin-[A-Za-z0-9_-]{20,}",
+        Check::Mixed,
+    ),
+    spec(
+        "openai-api-key",
+        r"\bsk-(?:proj|svcacct|None)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "openrouter-api-key",
+        r"\bsk-or-v1-[0-9a-f]{64}\b",
+        Check::Plain,
+    ),
+    // Other `sk-` keys of OpenAI-compatible providers (DeepSeek, Moonshot, DashScope, …).
+    spec("sk-api-key", r"\bsk-[A-Za-z0-9]{32,}\b", Check::Mixed),
+    spec(
+        "huggingface-token",
+        r"\bhf_[A-Za-z0-9]{30,}\b",
+        Check::Plain,
+    ),
+    spec("groq-api-key", r"\bgsk_[A-Za-z0-9]{48,}\b", Check::Mixed),
+    spec("xai-api-key", r"\bxai-[A-Za-z0-9]{60,}\b", Check::Mixed),
+    spec(
+        "perplexity-api-key",
+        r"\bpplx-[A-Za-z0-9]{40,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "replicate-api-token",
+        r"\br8_[A-Za-z0-9]{30,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "together-api-key",
+        r"\btgp_v1_[A-Za-z0-9_-]{30,}",
+        Check::Mixed,
+    ),
+    spec(
+        "fireworks-api-key",
+        r"\bfw_[A-Za-z0-9]{20,}\b",
+        Check::Mixed,
+    ),
+    spec("cerebras-api-key", r"\bcsk-[a-z0-9]{40,}\b", Check::Mixed),
+    spec(
+        "nvidia-api-key",
+        r"\bnvapi-[A-Za-z0-9_-]{40,}",
+        Check::Mixed,
+    ),
+    spec(
+        "langsmith-api-key",
+        r"\blsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}\b",
+        Check::Plain,
+    ),
+    spec(
+        "pinecone-api-key",
+        r"\bpcsk_[A-Za-z0-9_]{40,}\b",
+        Check::Mixed,
+    ),
+    // --- Clouds ---------------------------------------------------------------------------
+    spec(
+        "aws-access-key-id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        Check::Mixed,
+    ),
+    Spec {
+        kind: "aws-secret-access-key",
+        alt: &[],
+        pattern: r#"(?i)(?:\baws[\w.-]{0,30}?(?:secret|sk)[\w.-]{0,20}|\bsecret[_-]?access[_-]?key[\w.-]{0,10})\\?["']?\s*(?:=>|:=|[:=])?\s*\\?["']?(?P<s>(?-i:[A-Za-z0-9/+]{40,}))"#,
+        check: Check::Custom(check_aws_secret),
+    },
+    Spec {
+        kind: "google-api-key",
+        alt: &[],
+        pattern: r"\bAIza[0-9A-Za-z_-]{35,}",
+        check: Check::Custom(check_google_api_key),
+    },
+    spec(
+        "google-oauth-client-secret",
+        r"\bGOCSPX-[A-Za-z0-9_-]{24,}",
+        Check::Plain,
+    ),
+    Spec {
+        kind: "google-oauth-token",
+        alt: &[],
+        pattern: r"\bya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{30,}",
+        check: Check::Custom(check_google_oauth),
+    },
+    spec(
+        "azure-storage-key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<s>(?-i:[A-Za-z0-9+/]{20,}={0,2}))",
+        Check::Mixed,
+    ),
+    spec(
+        "azure-sas-signature",
+        r"[?&]sig=(?P<s>[A-Za-z0-9%+/]{30,}(?:=|%3[dD]){0,2})",
+        Check::Plain,
+    ),
+    spec(
+        "digitalocean-token",
+        r"\bdo[opr]_v1_[a-f0-9]{64}\b",
+        Check::Plain,
+    ),
+    spec(
+        "heroku-api-key",
+        r#"\bHRKU-[A-Za-z0-9_-]{40,}|(?i)\bheroku[\w.-]{0,20}?(?:key|token)\\?["']?\s*[:=]\s*\\?["']?(?P<s>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"#,
+        Check::Plain,
+    ),
+    spec(
+        "databricks-token",
+        r"\bdapi[0-9a-f]{32}(?:-\d)?\b",
+        Check::Plain,
+    ),
+    spec(
+        "vault-token",
+        r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}",
+        Check::Mixed,
+    ),
+    spec(
+        "doppler-token",
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}\b",
+        Check::Plain,
+    ),
+    spec(
+        "terraform-token",
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+        Check::Plain,
+    ),
+    spec("pulumi-token", r"\bpul-[0-9a-f]{40}\b", Check::Plain),
+    spec(
+        "supabase-token",
+        r"\bsbp_[0-9a-f]{40}\b|\bsb_secret_[A-Za-z0-9_-]{20,}",
+        Check::Plain,
+    ),
+    spec(
+        "fly-token",
+        r"\bFlyV1 fm[12]_[A-Za-z0-9+/=_,-]{40,}|\bfo1_[A-Za-z0-9_-]{40,}",
+        Check::Plain,
+    ),
+    // --- Code hosting and package registries -----------------------------------------------
+    spec(
+        "github-token",
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "github-fine-grained-pat",
+        r"\bgithub_pat_[A-Za-z0-9_]{50,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "gitlab-token",
+        r"\bgl(?:pat|dt|rt|rtr|ptt|cbt|imt|oas|soat|ft|agent|ffct|wt)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
+        Check::Mixed,
+    ),
+    spec("npm-token", r"\bnpm_[A-Za-z0-9]{36,}\b", Check::Mixed),
+    spec(
+        "pypi-token",
+        r"\bpypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}",
+        Check::Plain,
+    ),
+    spec(
+        "dockerhub-pat",
+        r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{24,}",
+        Check::Mixed,
+    ),
+    spec(
+        "postman-api-key",
+        r"\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b",
+        Check::Plain,
+    ),
+    // --- Chat, mail, payments, SaaS ----------------------------------------------------------
+    spec(
+        "slack-token",
+        r"\bxox[abeoprs]-[0-9A-Za-z-]{20,}",
+        Check::Mixed,
+    ),
+    spec(
+        "slack-app-token",
+        r"\bxapp-\d-[0-9A-Za-z-]{20,}",
+        Check::Mixed,
+    ),
+    spec(
+        "slack-webhook-url",
+        r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{20,})",
+        Check::Mixed,
+    ),
+    spec(
+        "discord-webhook-url",
+        r"\bdiscord(?:app)?\.com/api/webhooks/\d{5,}/(?P<s>[A-Za-z0-9_-]{40,})",
+        Check::Plain,
+    ),
+    Spec {
+        kind: "discord-bot-token",
+        alt: &[],
+        pattern: r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+        check: Check::Custom(check_discord),
+    },
+    Spec {
+        kind: "telegram-bot-token",
+        alt: &[],
+        // The secret half of every current token starts with `AA`; requiring it gives the
+        // regex a literal to search for.
+        pattern: r"(?:\b|bot)(?P<s>\d{8,10}:AA[A-Za-z0-9_-]{33})\b",
+        check: Check::Custom(check_telegram),
+    },
+    spec(
+        "stripe-secret-key",
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "stripe-webhook-secret",
+        r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+        Check::Mixed,
+    ),
+    spec(
+        "square-token",
+        r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|\bEAAA[A-Za-z0-9_+-]{60,}",
+        Check::Mixed,
+    ),
+    spec(
+        "braintree-access-token",
+        r"\baccess_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}\b",
+        Check::Plain,
+    ),
+    spec(
+        "shopify-token",
+        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
+        Check::Plain,
+    ),
+    spec(
+        "sendgrid-api-key",
+        r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,}",
+        Check::Mixed,
+    ),
+    spec(
+        "mailgun-api-key",
+        r"(?i)(?:mailgun[\s\S]{0,80}?|\bapi:)(?P<s>(?-i:\bkey-[0-9a-f]{32}\b))",
+        Check::Plain,
+    ),
+    spec("twilio-api-key", r"\bSK[0-9a-f]{32}\b", Check::Mixed),
+    spec(
+        "atlassian-api-token",
+        r"\bATATT3[A-Za-z0-9_=-]{100,}",
+        Check::Mixed,
+    ),
+    spec(
+        "linear-api-key",
+        r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "notion-token",
+        r"\bsecret_[A-Za-z0-9]{43}\b|\bntn_[A-Za-z0-9]{40,}\b",
+        Check::Mixed,
+    ),
+    spec("new-relic-key", r"\bNRAK-[A-Z0-9]{27}\b", Check::Plain),
+    spec(
+        "sentry-auth-token",
+        r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}",
+        Check::Mixed,
+    ),
+    spec(
+        "sentry-dsn-secret",
+        r"\bhttps?://[0-9a-f]{32}:(?P<s>[0-9a-f]{32})@[A-Za-z0-9.-]*sentry",
+        Check::Plain,
+    ),
+    spec(
+        "onepassword-token",
+        r"\bops_eyJ[A-Za-z0-9+/=_-]{100,}",
+        Check::Plain,
+    ),
+    // --- Generic token shapes --------------------------------------------------------------
+    Spec {
+        kind: "jwt",
+        alt: &[],
+        pattern: r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        check: Check::Custom(check_jwt),
+    },
+    // --- URLs and headers ------------------------------------------------------------------
+    Spec {
+        kind: "connection-string-password",
+        alt: &["url-password"],
+        pattern: r#"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{1,30})://(?P<user>[^\s:@/?#"'<>{}|\\^`\[\]]*):(?P<s>[^\s@/?#"'<>{}|\\^`]+)@[a-z0-9\[_]"#,
+        check: Check::Custom(check_url_password),
+    },
+    Spec {
+        kind: "bearer-token",
+        alt: &["basic-auth"],
+        pattern: r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:(?:bearer|token)\s+(?P<s>[A-Za-z0-9._~+/=-]{6,})|(?P<basic>basic)\s+(?P<b>[A-Za-z0-9+/]{6,}={0,2}))"#,
+        check: Check::Custom(check_header),
+    },
+    Spec {
+        kind: "bearer-token",
+        alt: &[],
+        pattern: r"\bBearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
+        check: Check::Custom(check_bare_bearer),
+    },
+    Spec {
+        kind: "basic-auth",
+        alt: &[],
+        // Python: `auth=("user", "pass")`, `HTTPBasicAuth("user", "pass")`.
+        pattern: r#"(?:\bauth\s*=\s*\(|\bHTTP(?:Basic|Digest)Auth\()\s*["'][^"'\r\n]*["']\s*,\s*(?:"(?P<s>[^"\r\n]+)"|'(?P<q>[^'\r\n]+)')"#,
+        check: Check::Custom(check_python_auth),
+    },
+    Spec {
+        kind: "basic-auth",
+        alt: &[],
+        pattern: r#"\bcurl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)["']?[^\s:"']*:(?P<s>[^\s"']+)"#,
+        check: Check::Custom(check_curl_user),
+    },
+    // --- Labelled values -------------------------------------------------------------------
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        pattern: keyed::ASSIGNMENT,
+        check: Check::Custom(check_keyed),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        pattern: keyed::FLAG,
+        check: Check::Custom(check_keyed_flag),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        pattern: r"(?i)<(?:[A-Za-z0-9_.:-]*(?:password|passwd|secret|token|apikey|api_key|credential))>(?P<s>[^<\r\n]+)</",
+        check: Check::Custom(check_keyed_value),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        // Prose: "the password is Xy7!pQ2v", "API key: …" is covered by the assignment rule.
+        pattern: r"(?i)\b(?:password|passphrase|passwd)\s+(?:is|was|=)\s+(?P<s>[^\s,;]+)",
+        check: Check::Custom(check_prose_password),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        // netrc: `machine host login me password s3cret`; mysql -pSECRET; sshpass -p SECRET.
+        pattern: r#"\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+(?P<s>[^\s"']+)|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<m>[^\s'"-][^\s'"]*)|\bsshpass\s+-p\s*["']?(?P<p>[^\s"']+)"#,
+        check: Check::Custom(check_cli_password),
+    },
+];
+
+/// `Authorization: Bearer …` / `Basic …` / `token …`.
+fn check_header(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps.name("s").or_else(|| caps.name("b"))?;
+    let kind = if caps.name("basic").is_some() {
+        "basic-auth"
+    } else {
+        "bearer-token"
+    };
+    auth_value(m).map(|(s, e)| (kind, s, e))
+}
+
+/// `curl -u user:password`.
+fn check_curl_user(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    auth_value(caps.name("s")?).map(|(s, e)| ("basic-auth", s, e))
+}
+
+fn check_python_auth(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps.name("s").or_else(|| caps.name("q"))?;
+    let s = m.as_str();
+    (s.len() >= 4 && !keyed::is_placeholder(s) && !keyed::is_placeholder_word(s))
+        .then(|| ("basic-auth", m.start(), m.end()))
+}
+
+/// In prose only a value that cannot be a word counts: it has a digit or a symbol.
+fn check_prose_password(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps.name("s")?;
+    let s = m.as_str().trim_end_matches(['.', '!', '?', ')', '"', '\'']);
+    let s = s.trim_start_matches(['"', '\'', '`']);
+    let start =
+        m.start() + (m.as_str().len() - m.as_str().trim_start_matches(['"', '\'', '`']).len());
+    let odd = s.bytes().any(|b| !b.is_ascii_alphabetic());
+    (s.len() >= 6 && odd && keyed::literal_is_secret(s, false))
+        .then(|| (KEYED_SECRET, start, start + s.len()))
+}
+
+fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps
+        .name("s")
+        .or_else(|| caps.name("m"))
+        .or_else(|| caps.name("p"))?;
+    let s = m.as_str();
+    (s.len() >= 4 && !keyed::is_placeholder(s) && !keyed::is_placeholder_word(s))
+        .then(|| (KEYED_SECRET, m.start(), m.end()))
+}

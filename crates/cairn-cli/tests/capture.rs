@@ -1,0 +1,258 @@
+//! Capture end to end: a fake home holding several frameworks' stores, `cairn capture --once`,
+//! then every planted phrase is found with `cairn search --json`, secrets never reach disk,
+//! and a second pass adds nothing.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-capture/tests/fixtures")
+}
+
+/// Copies a fixture tree, replacing `from` by `to` in every file's text.
+fn copy_replacing(src: &Path, dst: &Path, from: &str, to: &str) {
+    if src.is_dir() {
+        fs_err::create_dir_all(dst).unwrap();
+        for e in fs_err::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            copy_replacing(&e.path(), &dst.join(e.file_name()), from, to);
+        }
+    } else {
+        let bytes = fs_err::read(src).unwrap();
+        match String::from_utf8(bytes) {
+            Ok(text) => fs_err::write(dst, text.replace(from, to)).unwrap(),
+            Err(e) => fs_err::write(dst, e.into_bytes()).unwrap(),
+        }
+    }
+}
+
+fn cairn(home: &Path, cairn_home: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.env("HOME", home)
+        .env("CAIRN_HOME", cairn_home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("OPENCODE_DB");
+    c
+}
+
+const SECRET: &str = "AKIAQ3Z5X7C9V1B2N4M6";
+
+fn fake_home(home: &Path) {
+    let fx = fixtures();
+    // Claude Code: a session written by hand, with a planted phrase and a secret.
+    let dir = home.join(".claude/projects/-tmp-heron");
+    fs_err::create_dir_all(&dir).unwrap();
+    let lines = [
+        serde_json::json!({"type":"user","uuid":"u-1","parentUuid":null,"sessionId":"sess-heron","timestamp":"2026-08-20T09:00:00Z","cwd":"/tmp/heron","message":{"role":"user","content":format!("Why is PLANTEDheron slow? my key is {SECRET}")}}),
+        serde_json::json!({"type":"assistant","uuid":"a-1","parentUuid":"u-1","sessionId":"sess-heron","timestamp":"2026-08-20T09:00:05Z","cwd":"/tmp/heron","message":{"id":"msg-1","role":"assistant","model":"claude-test","content":[{"type":"text","text":"The heron index is missing."}],"stop_reason":"end_turn"}}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs_err::write(dir.join("sess-heron.jsonl"), body).unwrap();
+    // Codex, Gemini CLI: the synthetic fixtures with a planted phrase.
+    copy_replacing(
+        &fx.join("jsonl/codex/sessions"),
+        &home.join(".codex/sessions"),
+        "tests/cli.rs",
+        "PLANTEDotter.rs",
+    );
+    copy_replacing(
+        &fx.join("jsonl/gemini-cli/gemini-home"),
+        &home.join(".gemini"),
+        "What does build.rs do?",
+        "What does PLANTEDlynx do?",
+    );
+    // OpenCode: an SQLite store built from its fixture script.
+    let db = home.join(".local/share/opencode/opencode.db");
+    fs_err::create_dir_all(db.parent().unwrap()).unwrap();
+    let sql = fs_err::read_to_string(fx.join("stores/opencode/opencode-db.sql"))
+        .unwrap()
+        .replace(
+            "Where is the retry limit configured?",
+            "Where is the PLANTEDmarten limit configured?",
+        );
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+}
+
+fn search(home: &Path, ch: &Path, words: &str) -> Vec<serde_json::Value> {
+    let out = cairn(home, ch)
+        .args(["search", "--json", words])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
+}
+
+fn files_containing(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+    let mut hits = Vec::new();
+    for e in fs_err::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            hits.extend(files_containing(&p, needle));
+        } else if fs_err::read(&p)
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle)
+        {
+            hits.push(p);
+        }
+    }
+    hits
+}
+
+#[test]
+fn capture_once_finds_every_planted_phrase_and_scrubs_secrets() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    fake_home(home.path());
+    let out = cairn(home.path(), ch.path())
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let added = |fw: &str| {
+        report["frameworks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["framework"] == fw)
+            .map(|f| f["added"].as_u64().unwrap())
+            .unwrap_or(0)
+    };
+    for fw in ["claude-code", "codex", "gemini-cli", "opencode"] {
+        assert!(added(fw) > 0, "{fw} captured nothing: {report}");
+    }
+    assert!(
+        report["secrets_redacted"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+
+    for (phrase, fw) in [
+        ("PLANTEDheron", "claude-code"),
+        ("PLANTEDotter", "codex"),
+        ("PLANTEDlynx", "gemini-cli"),
+        ("PLANTEDmarten", "opencode"),
+    ] {
+        let hits = search(home.path(), ch.path(), phrase);
+        assert_eq!(hits.len(), 1, "{phrase}: {hits:?}");
+        let h = &hits[0];
+        assert_eq!(h["framework"], fw);
+        assert_eq!(h["source"], "record");
+        assert!(h["passage"].as_str().unwrap().contains(phrase), "{h}");
+        for key in [
+            "id",
+            "project",
+            "session_id",
+            "timestamp",
+            "outcome",
+            "score",
+        ] {
+            assert!(!h[key].is_null(), "{key} missing in {h}");
+        }
+    }
+    let heron = &search(home.path(), ch.path(), "PLANTEDheron")[0];
+    assert_eq!(heron["session_id"], "sess-heron");
+    assert_eq!(heron["project"], "/tmp/heron");
+    assert_eq!(heron["outcome"], "success");
+    assert!(
+        heron["passage"].as_str().unwrap().contains("[REDACTED:"),
+        "{heron}"
+    );
+
+    // The secret reached no file of Cairn's: database, WAL, index, logs.
+    assert_eq!(
+        files_containing(ch.path(), SECRET.as_bytes()),
+        Vec::<PathBuf>::new()
+    );
+
+    // A second pass over unchanged stores adds nothing.
+    let out = cairn(home.path(), ch.path())
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total: u64 = again["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["added"].as_u64().unwrap() + f["revised"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 0, "{again}");
+
+    // A new turn appended to a session is captured by the next pass, and only it.
+    let file = home
+        .path()
+        .join(".claude/projects/-tmp-heron/sess-heron.jsonl");
+    let more = [
+        serde_json::json!({"type":"user","uuid":"u-2","parentUuid":"a-1","sessionId":"sess-heron","timestamp":"2026-08-20T09:10:00Z","cwd":"/tmp/heron","message":{"role":"user","content":"and PLANTEDbadger?"}}),
+        serde_json::json!({"type":"assistant","uuid":"a-2","parentUuid":"u-2","sessionId":"sess-heron","timestamp":"2026-08-20T09:10:05Z","cwd":"/tmp/heron","message":{"id":"msg-2","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Badgers are fine."}],"stop_reason":"end_turn"}}),
+    ];
+    let mut text = fs_err::read_to_string(&file).unwrap();
+    for l in more {
+        text.push_str(&format!("{l}\n"));
+    }
+    fs_err::write(&file, text).unwrap();
+    let out = cairn(home.path(), ch.path())
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    let third: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let claude = third["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["framework"] == "claude-code")
+        .unwrap()
+        .clone();
+    assert_eq!(claude["added"], 1, "{third}");
+    assert_eq!(search(home.path(), ch.path(), "PLANTEDbadger").len(), 1);
+}
+
+#[test]
+fn memory_off_stops_capture_and_search() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    fake_home(home.path());
+    assert!(
+        cairn(home.path(), ch.path())
+            .args(["memory", "off"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = cairn(home.path(), ch.path())
+        .args(["capture", "--once"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("memory is off"));
+    let out = cairn(home.path(), ch.path())
+        .args(["search", "heron"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // Nothing was stored.
+    let out = cairn(home.path(), ch.path())
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["counts"]["records"], 0);
+}

@@ -1,0 +1,452 @@
+//! BM25 over records and chunks, with tantivy.
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Mutex;
+
+use cairn_core::{Chunk, Record, Timestamp};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, RangeQuery, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
+};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
+
+/// The schema's version: a change makes [`TextIndex::open`] start a fresh index, which
+/// [`TextIndex::sync`] then fills from the store.
+const SCHEMA_VERSION: &str = "text-1";
+const TOKENIZER: &str = "cairn";
+const WRITER_MEMORY: usize = 50_000_000;
+const PASSAGE_CHARS: usize = 240;
+
+/// A text index failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// tantivy failed.
+    #[error("search index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    /// Reading the store failed.
+    #[error(transparent)]
+    Store(#[from] cairn_store::Error),
+    /// A file operation on the index folder failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The query could not be used.
+    #[error("bad query: {0}")]
+    Query(String),
+}
+
+/// What to search for.
+#[derive(Debug, Clone, Default)]
+pub struct TextQuery {
+    /// Words (BM25; quotes for phrases, `-word` to exclude).
+    pub text: String,
+    /// Only this project.
+    pub project: Option<String>,
+    /// Only this framework.
+    pub framework: Option<String>,
+    /// Results from this time on come first; the rest still follow.
+    pub since: Option<Timestamp>,
+    /// Results up to this time come first; the rest still follow.
+    pub until: Option<Timestamp>,
+    /// Leave out this session (the conversation asking).
+    pub exclude_session: Option<String>,
+    /// At most this many records.
+    pub limit: usize,
+}
+
+impl TextQuery {
+    /// A query for `text`, `limit` results, no filters.
+    pub fn new(text: &str, limit: usize) -> Self {
+        Self {
+            text: text.to_owned(),
+            limit,
+            ..Self::default()
+        }
+    }
+}
+
+/// One record found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextHit {
+    /// The record.
+    pub record_id: String,
+    /// BM25 score of its best chunk.
+    pub score: f32,
+    /// The best matching passage.
+    pub passage: String,
+    /// Framework.
+    pub framework: String,
+    /// Project identity.
+    pub project: Option<String>,
+    /// Session id.
+    pub session_id: String,
+    /// When the request was made.
+    pub timestamp: Timestamp,
+    /// How the turn ended.
+    pub outcome: String,
+    /// Whether it lies inside the query's date range (always true without one).
+    pub in_range: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    chunk: Field,
+    framework: Field,
+    project: Field,
+    session: Field,
+    outcome: Field,
+    ts: Field,
+    text: Field,
+}
+
+/// The BM25 index.
+pub struct TextIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    f: Fields,
+}
+
+impl std::fmt::Debug for TextIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextIndex").finish_non_exhaustive()
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_opts = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let f = Fields {
+        id: b.add_text_field("id", STRING | STORED),
+        chunk: b.add_u64_field("chunk", STORED),
+        framework: b.add_text_field("framework", STRING | STORED),
+        project: b.add_text_field("project", STRING | STORED),
+        session: b.add_text_field("session", STRING | STORED),
+        outcome: b.add_text_field("outcome", STRING | STORED),
+        ts: b.add_i64_field("ts", INDEXED | FAST | STORED),
+        text: b.add_text_field("text", text_opts),
+    };
+    b.add_text_field(SCHEMA_VERSION, STRING);
+    (b.build(), f)
+}
+
+fn register_tokenizer(index: &Index) {
+    let analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(64))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build();
+    index.tokenizers().register(TOKENIZER, analyzer);
+}
+
+impl TextIndex {
+    /// Opens the index in `dir`, creating it when missing. An index that cannot be opened
+    /// (corrupt, or written with another schema) is moved aside and started afresh; the next
+    /// [`TextIndex::sync`] refills it from the store.
+    pub fn open(dir: &Path) -> Result<Self, Error> {
+        fs_err::create_dir_all(dir)?;
+        let (schema, f) = schema();
+        let index = match Self::open_existing(dir, &schema) {
+            Ok(Some(index)) => index,
+            Ok(None) => Index::create_in_dir(dir, schema)?,
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "search index unusable; rebuilding it from the store");
+                fs_err::remove_dir_all(dir)?;
+                fs_err::create_dir_all(dir)?;
+                Index::create_in_dir(dir, schema)?
+            }
+        };
+        Self::with_index(index, f)
+    }
+
+    fn open_existing(dir: &Path, schema: &Schema) -> Result<Option<Index>, Error> {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let index = Index::open_in_dir(dir)?;
+        if index.schema() != *schema {
+            return Err(Error::Query(
+                "the index was written with another schema".into(),
+            ));
+        }
+        // Touch every segment once so a damaged file shows now, not at the first search.
+        index.load_metas()?;
+        index.searchable_segment_metas()?;
+        Ok(Some(index))
+    }
+
+    /// An index held in memory (tests, benchmarks).
+    pub fn in_memory() -> Result<Self, Error> {
+        let (schema, f) = schema();
+        Self::with_index(Index::create_in_ram(schema), f)
+    }
+
+    fn with_index(index: Index, f: Fields) -> Result<Self, Error> {
+        register_tokenizer(&index);
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            f,
+        })
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The store sequence number this index is complete up to.
+    pub fn indexed_seq(&self) -> i64 {
+        self.index
+            .load_metas()
+            .ok()
+            .and_then(|m| m.payload)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// How many chunk documents the index holds.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Replaces a record's documents with its current text, one per chunk.
+    pub fn put(&self, record: &Record, chunks: &[Chunk]) -> Result<(), Error> {
+        let f = self.f;
+        let rec = &record.record;
+        let writer = self.writer();
+        writer.delete_term(Term::from_field_text(f.id, rec.id.as_str()));
+        let whole = [(0u32, rec.text.as_str())];
+        let pieces: Vec<(u32, &str)> = if chunks.is_empty() {
+            whole.to_vec()
+        } else {
+            chunks.iter().map(|c| (c.ord, c.text.as_str())).collect()
+        };
+        for (ord, text) in pieces {
+            let mut d = doc!(
+                f.id => rec.id.as_str(),
+                f.chunk => u64::from(ord),
+                f.framework => rec.framework.as_str(),
+                f.session => rec.session_id.as_str(),
+                f.outcome => rec.outcome.as_str(),
+                f.ts => rec.started_at.timestamp_millis(),
+                f.text => text,
+            );
+            if let Some(p) = &rec.project {
+                d.add_text(f.project, p);
+            }
+            writer.add_document(d)?;
+        }
+        Ok(())
+    }
+
+    /// Makes what was put searchable, and records that the index is complete up to `seq`.
+    pub fn commit(&self, seq: i64) -> Result<(), Error> {
+        {
+            let mut writer = self.writer();
+            let mut prepared = writer.prepare_commit()?;
+            prepared.set_payload(&seq.to_string());
+            prepared.commit()?;
+        }
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Brings the index up to date with the store: every record stored after
+    /// [`TextIndex::indexed_seq`]. Returns how many records were indexed.
+    pub async fn sync(&self, store: &cairn_store::Store) -> Result<u64, Error> {
+        let mut after = self.indexed_seq();
+        let mut n = 0;
+        loop {
+            let page = store.records_page(after, 500).await?;
+            let Some(last) = page.last().map(|(r, _)| r.seq) else {
+                break;
+            };
+            for (rec, chunks) in &page {
+                self.put(rec, chunks)?;
+            }
+            n += page.len() as u64;
+            self.commit(last)?;
+            after = last;
+        }
+        Ok(n)
+    }
+
+    /// Removes everything (Clear) and frees the files that held it.
+    pub fn clear(&self) -> Result<(), Error> {
+        {
+            let mut writer = self.writer();
+            writer.delete_all_documents()?;
+            let mut prepared = writer.prepare_commit()?;
+            prepared.set_payload("0");
+            prepared.commit()?;
+            // Deleted segments' files go now, not at some later merge.
+            let gc = writer.garbage_collect_files();
+            futures_block_on(gc)?;
+        }
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Searches: one hit per record with its best passage, best first. With a date range,
+    /// records inside it come first and the rest follow.
+    pub fn search(&self, q: &TextQuery) -> Result<Vec<TextHit>, Error> {
+        let limit = q.limit.clamp(1, 1000);
+        let text = q.text.trim();
+        if text.is_empty() {
+            return Err(Error::Query("the query is empty".into()));
+        }
+        let searcher = self.reader.searcher();
+        let parser = QueryParser::for_index(&self.index, vec![self.f.text]);
+        let (words, _errors) = parser.parse_query_lenient(text);
+        let f = self.f;
+        let mut filters: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, words.box_clone())];
+        if let Some(p) = &q.project {
+            filters.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.project, p),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(fw) = &q.framework {
+            filters.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.framework, fw),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(s) = &q.exclude_session {
+            filters.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.session, s),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        let base = BooleanQuery::new(filters.iter().map(|(o, q)| (*o, q.box_clone())).collect());
+        let has_range = q.since.is_some() || q.until.is_some();
+        let mut hits: Vec<TextHit> = Vec::new();
+        if has_range {
+            let lower = q.since.map_or(Bound::Unbounded, |t| {
+                Bound::Included(Term::from_field_i64(f.ts, t.timestamp_millis()))
+            });
+            let upper = q.until.map_or(Bound::Unbounded, |t| {
+                Bound::Included(Term::from_field_i64(f.ts, t.timestamp_millis()))
+            });
+            let mut ranged = filters
+                .iter()
+                .map(|(o, q)| (*o, q.box_clone()))
+                .collect::<Vec<_>>();
+            ranged.push((Occur::Must, Box::new(RangeQuery::new(lower, upper))));
+            hits = self.collect(&searcher, &BooleanQuery::new(ranged), &*words, limit, true)?;
+        }
+        if hits.len() < limit {
+            let seen: std::collections::HashSet<String> =
+                hits.iter().map(|h| h.record_id.clone()).collect();
+            let rest = self.collect(&searcher, &base, &*words, limit + seen.len(), !has_range)?;
+            hits.extend(
+                rest.into_iter()
+                    .filter(|h| !seen.contains(&h.record_id))
+                    .take(limit - hits.len()),
+            );
+        }
+        Ok(hits)
+    }
+
+    fn collect(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &dyn Query,
+        words: &dyn Query,
+        limit: usize,
+        in_range: bool,
+    ) -> Result<Vec<TextHit>, Error> {
+        let f = self.f;
+        // Several chunks of one record may match: over-fetch, keep each record's best.
+        let top = searcher.search(query, &TopDocs::with_limit(limit * 4 + 10))?;
+        let mut snippets = SnippetGenerator::create(searcher, words, f.text)?;
+        snippets.set_max_num_chars(PASSAGE_CHARS);
+        let mut best: HashMap<String, usize> = HashMap::new();
+        let mut out: Vec<TextHit> = Vec::new();
+        for (score, addr) in top {
+            let d: TantivyDocument = searcher.doc(addr)?;
+            let get = |field: Field| {
+                d.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            };
+            let Some(id) = get(f.id) else { continue };
+            if best.contains_key(&id) {
+                continue;
+            }
+            if out.len() >= limit {
+                break;
+            }
+            let snippet = snippets.snippet_from_doc(&d);
+            let mut passage = snippet.fragment().trim().to_owned();
+            if passage.is_empty() {
+                let whole = get(f.text).unwrap_or_default();
+                passage = whole.chars().take(PASSAGE_CHARS).collect();
+            }
+            let ts = d.get_first(f.ts).and_then(|v| v.as_i64()).unwrap_or(0);
+            best.insert(id.clone(), out.len());
+            out.push(TextHit {
+                record_id: id,
+                score,
+                passage,
+                framework: get(f.framework).unwrap_or_default(),
+                project: get(f.project),
+                session_id: get(f.session).unwrap_or_default(),
+                timestamp: chrono::DateTime::from_timestamp_millis(ts).unwrap_or_default(),
+                outcome: get(f.outcome).unwrap_or_default(),
+                in_range,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Runs a future that needs no runtime of its own (tantivy's garbage collection future)
+/// to completion on this thread.
+fn futures_block_on<F: std::future::Future>(fut: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct ThreadWaker(std::thread::Thread);
+    impl Wake for ThreadWaker {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(std::sync::Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(v) => return v,
+            Poll::Pending => std::thread::park(),
+        }
+    }
+}

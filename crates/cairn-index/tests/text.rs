@@ -1,0 +1,184 @@
+//! The BM25 index against a real store and real index files.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+use cairn_core::{Chunk, NewRecord, Outcome, RecordId};
+use cairn_index::{TextIndex, TextQuery};
+use cairn_store::Store;
+
+fn record(
+    i: usize,
+    framework: &str,
+    project: &str,
+    days_ago: i64,
+    text: &str,
+) -> (NewRecord, Vec<Chunk>) {
+    let id = RecordId::derive(framework, "s1", &i.to_string());
+    let rec = NewRecord {
+        id: id.clone(),
+        framework: framework.into(),
+        session_id: format!("s{}", i % 3),
+        project: Some(project.into()),
+        cwd: None,
+        model: None,
+        outcome: Outcome::Success,
+        started_at: chrono::Utc::now() - chrono::Duration::days(days_ago),
+        ended_at: None,
+        request: text.into(),
+        text: text.into(),
+        content: serde_json::json!({}),
+        source: None,
+    };
+    (
+        rec,
+        vec![Chunk {
+            record_id: id,
+            ord: 0,
+            start: 0,
+            text: text.into(),
+        }],
+    )
+}
+
+async fn fixture(dir: &std::path::Path) -> (Store, TextIndex) {
+    let store = Store::open(&dir.join("cairn.db")).await.unwrap();
+    store
+        .append_records(&[
+            record(
+                1,
+                "codex",
+                "github.com/acme/api",
+                1,
+                "the postgres migration failed with a lock timeout",
+            ),
+            record(
+                2,
+                "claude-code",
+                "github.com/acme/web",
+                40,
+                "migrate the web app to vite",
+            ),
+            record(
+                3,
+                "claude-code",
+                "github.com/acme/api",
+                2,
+                "Lock timeout again: raise statement_timeout",
+            ),
+            record(
+                4,
+                "codex",
+                "github.com/acme/api",
+                90,
+                "unrelated: rename the button",
+            ),
+        ])
+        .await
+        .unwrap();
+    let index = TextIndex::open(&dir.join("index/text")).unwrap();
+    assert_eq!(index.sync(&store).await.unwrap(), 4);
+    (store, index)
+}
+
+#[tokio::test]
+async fn finds_records_by_raw_text_with_passages_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, index) = fixture(dir.path()).await;
+    let hits = index.search(&TextQuery::new("lock timeout", 10)).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(
+        hits.iter()
+            .all(|h| h.passage.to_lowercase().contains("timeout"))
+    );
+    let mut q = TextQuery::new("lock timeout", 10);
+    q.framework = Some("codex".into());
+    let hits = index.search(&q).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].framework, "codex");
+    assert_eq!(hits[0].project.as_deref(), Some("github.com/acme/api"));
+    let mut q = TextQuery::new("migrate OR migration", 10);
+    q.project = Some("github.com/acme/web".into());
+    assert_eq!(index.search(&q).unwrap().len(), 1);
+    // Case and accents fold.
+    assert_eq!(index.search(&TextQuery::new("LÖCK", 10)).unwrap().len(), 2);
+    // A second sync adds nothing; a new record is found at once after the next one.
+    assert_eq!(index.sync(&store).await.unwrap(), 0);
+    store
+        .append_records(&[record(5, "gemini-cli", "x", 0, "zebra quartz")])
+        .await
+        .unwrap();
+    assert_eq!(index.sync(&store).await.unwrap(), 1);
+    assert_eq!(index.search(&TextQuery::new("zebra", 5)).unwrap().len(), 1);
+    // Bad syntax is read leniently, an empty query is refused.
+    assert!(
+        index
+            .search(&TextQuery::new("\"unbalanced (lock", 5))
+            .is_ok()
+    );
+    assert!(index.search(&TextQuery::new("   ", 5)).is_err());
+}
+
+#[tokio::test]
+async fn a_date_range_puts_records_inside_it_first_and_the_rest_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, index) = fixture(dir.path()).await;
+    let mut q = TextQuery::new("migration OR migrate OR timeout", 10);
+    q.since = Some(chrono::Utc::now() - chrono::Duration::days(50));
+    q.until = Some(chrono::Utc::now() - chrono::Duration::days(30));
+    let hits = index.search(&q).unwrap();
+    assert_eq!(hits.len(), 3);
+    assert!(hits[0].passage.contains("vite"), "{hits:?}");
+    assert!(hits[0].in_range);
+    assert!(!hits[1].in_range && !hits[2].in_range);
+}
+
+#[tokio::test]
+async fn reopening_keeps_the_position_and_a_corrupt_index_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, index) = fixture(dir.path()).await;
+    let seq = index.indexed_seq();
+    assert!(seq > 0);
+    drop(index);
+    let index = TextIndex::open(&dir.path().join("index/text")).unwrap();
+    assert_eq!(index.indexed_seq(), seq);
+    assert_eq!(index.sync(&store).await.unwrap(), 0);
+    drop(index);
+    fs_err::write(dir.path().join("index/text/meta.json"), b"{ not json").unwrap();
+    let index = TextIndex::open(&dir.path().join("index/text")).unwrap();
+    assert_eq!(index.indexed_seq(), 0, "started afresh");
+    assert_eq!(
+        index.sync(&store).await.unwrap(),
+        4,
+        "refilled from the log"
+    );
+    assert_eq!(index.search(&TextQuery::new("vite", 5)).unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn clear_leaves_no_indexed_text_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, index) = fixture(dir.path()).await;
+    // Stored text is compressed, so look for the files that hold it: every segment file.
+    let segment_files = || {
+        let mut names: Vec<String> = fs_err::read_dir(dir.path().join("index/text"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.') && n != "meta.json")
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(
+        segment_files().iter().any(|n| n.ends_with(".store")),
+        "{:?}",
+        segment_files()
+    );
+    index.clear().unwrap();
+    assert_eq!(segment_files(), Vec::<String>::new());
+    assert_eq!(index.num_docs(), 0);
+    assert_eq!(index.indexed_seq(), 0);
+    assert!(
+        index
+            .search(&TextQuery::new("timeout", 5))
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -1,0 +1,10 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type ConversationReq = { 
+/**
+ * Framework.
+ */
+framework: string, 
+/**
+ * Session id.
+ */
+session_id: string, };

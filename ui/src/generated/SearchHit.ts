@@ -1,0 +1,42 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type SearchHit = { 
+/**
+ * The record's (later: item's or note's) id.
+ */
+id: string, 
+/**
+ * What it is: `record` (items and notes come later).
+ */
+source: string, 
+/**
+ * Framework.
+ */
+framework: string, 
+/**
+ * Project identity.
+ */
+project: string | null, 
+/**
+ * Session id.
+ */
+session_id: string, 
+/**
+ * When (RFC 3339).
+ */
+timestamp: string, 
+/**
+ * How the turn ended.
+ */
+outcome: string, 
+/**
+ * The best matching passage.
+ */
+passage: string, 
+/**
+ * Relevance.
+ */
+score: number, 
+/**
+ * Inside the requested date range (true when none was given).
+ */
+in_range: boolean, };
