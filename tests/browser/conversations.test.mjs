@@ -213,7 +213,7 @@ describe("Conversations, Search and Activity against captured synthetic sessions
   it("Search page: results carry their details and open the conversation at that turn", async () => {
     await byTestId("nav-search").click();
     await byTestId("view-search").waitFor();
-    assert.match(await byTestId("view-search").innerText(), /Semantic search and re-ranking are coming/);
+    assert.match(await byTestId("view-search").innerText(), /by words and by meaning/);
     await byTestId("search-input").fill("cargo test");
     await byTestId("search-input").press("Enter");
     const results = byTestId("search-result");

@@ -27,10 +27,12 @@
 
 mod backend;
 mod client;
+pub mod dense;
 mod error;
 pub mod http;
 mod instance;
 pub mod logging;
+mod models;
 mod service;
 mod workers;
 
@@ -38,5 +40,6 @@ pub use backend::{Backend, SharedBackend};
 pub use client::{Client, ServiceFile};
 pub use error::{ApiError, Result};
 pub use instance::{InstanceLock, LockError};
+pub use models::{memory_vector_index, models_for_eval};
 pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
 pub use workers::WorkerBoard;

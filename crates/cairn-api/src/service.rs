@@ -69,6 +69,27 @@ struct Inner {
     last_capture: std::sync::Mutex<Option<CaptureReport>>,
     /// Problems found at start (each a sentence), shown in status.
     start_warnings: Vec<String>,
+    /// The embedder and vector index, once loaded (None: keyword search only).
+    dense: tokio::sync::RwLock<Option<crate::dense::Dense>>,
+    /// The cross-encoder, once loaded.
+    reranker: tokio::sync::RwLock<RerankerSlot>,
+    /// Models are loaded once, on first need.
+    models_loaded: tokio::sync::OnceCell<()>,
+    /// What could not be loaded (each a sentence), shown in status.
+    model_warnings: std::sync::Mutex<Vec<String>>,
+}
+
+/// The loaded cross-encoder, if any.
+#[derive(Clone)]
+struct RerankerSlot(Option<Arc<dyn cairn_core::ports::Reranker>>);
+
+impl std::fmt::Debug for RerankerSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match &self.0 {
+            Some(r) => r.model_id(),
+            None => "no reranker",
+        })
+    }
 }
 
 macro_rules! dispatch_table {
@@ -181,6 +202,10 @@ impl Service {
                 capture_lock: tokio::sync::Mutex::new(()),
                 last_capture: std::sync::Mutex::new(None),
                 start_warnings,
+                dense: tokio::sync::RwLock::new(None),
+                reranker: tokio::sync::RwLock::new(RerankerSlot(None)),
+                models_loaded: tokio::sync::OnceCell::new(),
+                model_warnings: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
@@ -193,6 +218,94 @@ impl Service {
             .sync(&self.inner.store)
             .await
             .map_err(|e| ApiError::internal(format!("indexing failed: {e}")))
+    }
+
+    /// Loads the embedder, the vector index and the cross-encoder once (downloading the
+    /// defaults on first use when settings allow). What cannot be had is said in status and
+    /// search degrades: no re-ranking, then keywords only.
+    pub async fn ensure_models(&self) {
+        self.inner
+            .models_loaded
+            .get_or_init(|| async {
+                let loaded = crate::models::load(
+                    &self.inner.paths,
+                    &self.inner.settings,
+                    &self.inner.workers,
+                )
+                .await;
+                // A lost or damaged vector index, or one that lost writes in a crash (it
+                // holds fewer vectors than the store), is refilled from the vectors the
+                // store keeps: no model call.
+                let mut refill_needed = loaded.fresh_index;
+                if !refill_needed && let Some(d) = &loaded.dense {
+                    let kept = self
+                        .inner
+                        .store
+                        .count_vectors(d.embedder.model_id())
+                        .await
+                        .unwrap_or(0);
+                    let index = d.index.clone();
+                    let held = tokio::task::spawn_blocking(move || index.count())
+                        .await
+                        .ok()
+                        .and_then(Result::ok);
+                    refill_needed = held.is_some_and(|h| h < kept);
+                }
+                if refill_needed && let Some(d) = &loaded.dense {
+                    let refill = async {
+                        d.restart_from_log(&self.inner.store).await?;
+                        d.sync(&self.inner.store, &self.inner.workers).await
+                    };
+                    match refill.await {
+                        Ok(n) => {
+                            tracing::info!(records = n, "vector index refilled from the store")
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot refill the vector index"),
+                    }
+                }
+                *self.inner.dense.write().await = loaded.dense;
+                *self.inner.reranker.write().await = RerankerSlot(loaded.reranker);
+                *self
+                    .inner
+                    .model_warnings
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = loaded.warnings;
+            })
+            .await;
+    }
+
+    /// Embeds what the dense index does not have yet.
+    pub async fn sync_dense(&self) -> Result<u64> {
+        self.ensure_models().await;
+        let dense = self.inner.dense.read().await.clone();
+        let Some(dense) = dense else { return Ok(0) };
+        let _permit = self.write_permit().await;
+        dense.sync(&self.inner.store, &self.inner.workers).await
+    }
+
+    /// Rebuilds both indexes from the logs alone (no model call). `progress(done, total)`.
+    pub async fn rebuild_index(
+        &self,
+        progress: &(dyn Fn(u64, u64) + Send + Sync),
+    ) -> Result<(u64, u64)> {
+        self.ensure_models().await;
+        let _permit = self.write_permit().await;
+        self.inner
+            .text
+            .clear()
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let records = self
+            .inner
+            .text
+            .sync(&self.inner.store)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let dense = self.inner.dense.read().await.clone();
+        let vectors = match dense {
+            Some(d) => d.rebuild(&self.inner.store, progress).await?,
+            None => 0,
+        };
+        Ok((records, vectors))
     }
 
     /// Runs one capture pass now (unless memory is off), then indexes what it stored.
@@ -248,6 +361,9 @@ impl Service {
             }
         };
         self.sync_index().await?;
+        if let Err(e) = self.sync_dense().await {
+            tracing::warn!(error = %e, "embedding new records failed; they are searchable by keyword");
+        }
         let added: u64 = report.frameworks.iter().map(|f| f.added + f.revised).sum();
         board.report(
             crate::workers::CAPTURE,
@@ -334,6 +450,14 @@ impl Service {
             .await?
             .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let mut warnings = self.inner.start_warnings.clone();
+        warnings.extend(
+            self.inner
+                .model_warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned(),
+        );
         if let Some(c) = self
             .inner
             .last_capture
@@ -402,6 +526,14 @@ impl Service {
         }
         // A CLI that opened the store directly may be behind: catch up first (cheap when not).
         self.sync_index().await?;
+        self.ensure_models().await;
+        let mode: cairn_index::SearchMode = req
+            .mode
+            .as_deref()
+            .unwrap_or("hybrid")
+            .parse()
+            .map_err(ApiError::bad_request)?;
+        let rerank = req.rerank.unwrap_or(self.inner.settings.models.rerank);
         let q = TextQuery {
             text: req.query.clone(),
             project: req.project.clone(),
@@ -420,13 +552,37 @@ impl Service {
             limit: req.limit.unwrap_or(20).clamp(1, 200) as usize,
         };
         let text = self.inner.text.clone();
-        let hits = tokio::task::spawn_blocking(move || text.search(&q))
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))?
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let dense = self.inner.dense.read().await.clone();
+        let reranker = self.inner.reranker.read().await.0.clone();
+        let (hits, notes) = tokio::task::spawn_blocking(move || {
+            let hybrid = cairn_index::Hybrid {
+                text: &text,
+                vectors: dense.as_ref().map(|d| &*d.index),
+                embedder: dense.as_ref().map(|d| &*d.embedder),
+                reranker: reranker.as_deref(),
+            };
+            hybrid.search(&q, mode, rerank)
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let used = if notes
+            .degraded
+            .iter()
+            .any(|n| n.contains("keyword search only"))
+        {
+            "bm25"
+        } else {
+            req.mode.as_deref().unwrap_or("hybrid")
+        };
+        let reranked = rerank && hits.iter().any(|h| h.rerank.is_some());
         Ok(SearchRes {
+            mode: used.to_owned(),
+            reranked,
+            notes: notes.degraded,
             hits: hits
                 .into_iter()
+                .map(|h| h.hit)
                 .map(|h| SearchHit {
                     id: h.record_id,
                     source: "record".into(),
@@ -442,6 +598,56 @@ impl Service {
                     in_range: h.in_range,
                 })
                 .collect(),
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn index_rebuild(&self, _: Empty) -> Result<cairn_core::api::IndexReport> {
+        let started = std::time::Instant::now();
+        let board = self.inner.workers.clone();
+        board.report(
+            crate::dense::INDEXING,
+            cairn_core::api::WorkerState::Running,
+            Some("rebuilding the indexes from the logs".into()),
+            Some(0.0),
+        );
+        let b = board.clone();
+        let result = self
+            .rebuild_index(&move |done, total| {
+                b.report(
+                    crate::dense::INDEXING,
+                    cairn_core::api::WorkerState::Running,
+                    Some(format!("rebuilding the vector index ({done}/{total})")),
+                    Some(if total == 0 {
+                        1.0
+                    } else {
+                        done as f32 / total as f32
+                    }),
+                );
+            })
+            .await;
+        let (records, vectors) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                board.report(
+                    crate::dense::INDEXING,
+                    cairn_core::api::WorkerState::Failed,
+                    Some(format!("rebuild failed: {e}")),
+                    None,
+                );
+                return Err(e);
+            }
+        };
+        board.report(
+            crate::dense::INDEXING,
+            cairn_core::api::WorkerState::Idle,
+            Some(format!("rebuilt: {records} records, {vectors} vectors")),
+            None,
+        );
+        Ok(cairn_core::api::IndexReport {
+            records,
+            vectors,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         })
     }
 
@@ -569,6 +775,10 @@ impl Service {
         self.inner.text.clear().map_err(|e| {
             ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
         })?;
+        let dense = self.inner.dense.read().await.clone();
+        if let Some(d) = dense {
+            d.clear(&self.inner.store).await?;
+        }
         let mut dirs = Vec::new();
         if req.notes {
             dirs.push(self.inner.paths.notes_dir());

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench;
+mod eval;
 
 use anyhow::Context;
 use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError};
@@ -95,9 +96,28 @@ enum Command {
         /// At most this many results (1 to 200).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=200))]
         limit: u32,
+        /// bm25 (keywords), dense (meaning) or hybrid (both, fused 0.7 / 0.3).
+        #[arg(long, default_value = "hybrid", value_parser = ["bm25", "dense", "hybrid"])]
+        mode: String,
+        /// Re-rank the top 30 with the cross-encoder (when it is present).
+        #[arg(long, overrides_with = "no_rerank")]
+        rerank: bool,
+        /// Do not re-rank.
+        #[arg(long = "no-rerank", overrides_with = "rerank")]
+        no_rerank: bool,
         /// Print one JSON array instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// The search indexes.
+    Index {
+        #[command(subcommand)]
+        what: IndexCmd,
+    },
+    /// Evaluations on public benchmarks.
+    Eval {
+        #[command(subcommand)]
+        what: EvalCmd,
     },
     /// Benchmarks that print figures (use a release build).
     Bench {
@@ -115,6 +135,31 @@ enum Command {
 enum OnOff {
     On,
     Off,
+}
+
+#[derive(Debug, Subcommand)]
+enum IndexCmd {
+    /// Rebuild the keyword and vector indexes from the logs alone (no model call).
+    Rebuild {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EvalCmd {
+    /// Retrieval recall on a LoCoMo-format file.
+    Locomo {
+        /// The LoCoMo JSON file.
+        file: PathBuf,
+        /// The audit's corrections (JSON), for audit-corrected evidence.
+        #[arg(long)]
+        audit: Option<PathBuf>,
+        /// Print JSON rows instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -224,6 +269,36 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } => bench::capture(requests, search_records)
                 .await
                 .map_err(Failure::from),
+            Command::Index {
+                what: IndexCmd::Rebuild { json },
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = call_with_progress::<cairn_core::api::IndexReport>(
+                    &backend,
+                    "index_rebuild",
+                    "indexing",
+                    json,
+                )
+                .await;
+                backend.close().await;
+                let r = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&r)?);
+                } else {
+                    println!(
+                        "Rebuilt {} records and {} vectors from the logs in {} ms.",
+                        r.records, r.vectors, r.duration_ms
+                    );
+                }
+                Ok(())
+            }
+            Command::Eval {
+                what: EvalCmd::Locomo { file, audit, json },
+            } => eval::run_locomo(&paths, &loaded.settings, &file, audit.as_deref(), json)
+                .await
+                .map_err(Failure::from),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {
@@ -292,6 +367,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 since,
                 until,
                 limit,
+                mode,
+                rerank,
+                no_rerank,
                 json,
             } => {
                 let backend =
@@ -305,6 +383,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     until,
                     limit: Some(limit),
                     exclude_session: None,
+                    mode: Some(mode),
+                    rerank: if rerank {
+                        Some(true)
+                    } else if no_rerank {
+                        Some(false)
+                    } else {
+                        None
+                    },
                 };
                 let res: Result<SearchRes, ApiError> = backend.call_typed("search", &req).await;
                 backend.close().await;
@@ -313,6 +399,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     println!("{}", serde_json::to_string_pretty(&res.hits)?);
                 } else {
                     print_hits(&res.hits)?;
+                }
+                for note in &res.notes {
+                    eprintln!("note: {note}");
                 }
                 Ok(())
             }
@@ -346,21 +435,32 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 async fn capture_with_progress(backend: &Backend, quiet: bool) -> Result<CaptureReport, ApiError> {
+    call_with_progress(backend, "capture_run", "capture", quiet).await
+}
+
+/// Calls a long method while a progress bar follows the named worker on the board.
+async fn call_with_progress<Res: serde::de::DeserializeOwned>(
+    backend: &Backend,
+    method: &str,
+    worker: &str,
+    quiet: bool,
+) -> Result<Res, ApiError> {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         indicatif::ProgressBar::hidden()
     } else {
         let bar = indicatif::ProgressBar::new(1000);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} capturing [{bar:30}] {percent:>3}% {msg}",
+                "{spinner} {prefix} [{bar:30}] {percent:>3}% {msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),
         );
+        bar.set_prefix(worker.to_owned());
         bar
     };
     let params = serde_json::json!({});
-    let run = backend.call_typed::<_, CaptureReport>("capture_run", &params);
+    let run = backend.call_typed::<_, Res>(method, &params);
     tokio::pin!(run);
     loop {
         tokio::select! {
@@ -373,7 +473,7 @@ async fn capture_with_progress(backend: &Backend, quiet: bool) -> Result<Capture
                     continue;
                 }
                 if let Ok(status) = backend.status().await
-                    && let Some(w) = status.workers.iter().find(|w| w.name == "capture")
+                    && let Some(w) = status.workers.iter().find(|w| w.name == worker)
                 {
                     if let Some(p) = w.progress {
                         bar.set_position((p.clamp(0.0, 1.0) * 1000.0) as u64);

@@ -15,6 +15,8 @@ fn cairn(home: &Path) -> Command {
             c.env_remove(k);
         }
     }
+    // Tests never reach a model hub.
+    c.env("CAIRN__MODELS__DOWNLOAD", "false");
     c
 }
 

@@ -23,6 +23,6 @@ mod settings;
 
 pub use paths::{Paths, PathsError};
 pub use settings::{
-    CaptureSettings, DEFAULT_TOML, LoadedSettings, LogSettings, Origin, Overrides, ServiceSettings,
-    Settings, SettingsError,
+    CaptureSettings, DEFAULT_TOML, IndexSettings, LoadedSettings, LogSettings, ModelSettings,
+    Origin, Overrides, ServiceSettings, Settings, SettingsError,
 };

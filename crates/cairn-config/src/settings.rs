@@ -18,8 +18,38 @@ pub struct Settings {
     pub service: ServiceSettings,
     /// Reading agents' session stores.
     pub capture: CaptureSettings,
+    /// Local models.
+    pub models: ModelSettings,
+    /// The vector index.
+    pub index: IndexSettings,
     /// Log files.
     pub log: LogSettings,
+}
+
+/// `[models]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    /// Embedding model folder ("" = default, from the cache).
+    pub embedder: String,
+    /// Cross-encoder folder ("" = default, from the cache).
+    pub reranker: String,
+    /// Download missing default models on first use.
+    pub download: bool,
+    /// Re-rank explicit searches.
+    pub rerank: bool,
+}
+
+/// `[index]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSettings {
+    /// `embedded`, `sidecar` or `remote`.
+    pub backend: String,
+    /// The qdrant binary (sidecar).
+    pub qdrant_bin: String,
+    /// The remote URL.
+    pub url: String,
 }
 
 /// `[service]`
@@ -264,6 +294,26 @@ impl Settings {
         }
         if self.log.keep_days == 0 {
             return fail("log.keep_days", "must be at least 1");
+        }
+        if !["embedded", "sidecar", "remote"].contains(&self.index.backend.as_str()) {
+            return fail(
+                "index.backend",
+                "must be \"embedded\", \"sidecar\" or \"remote\"",
+            );
+        }
+        if self.index.backend == "sidecar" && self.index.qdrant_bin.is_empty() {
+            return fail(
+                "index.qdrant_bin",
+                "must name the qdrant binary when index.backend is \"sidecar\"",
+            );
+        }
+        if self.index.backend == "remote"
+            && !(self.index.url.starts_with("http://") || self.index.url.starts_with("https://"))
+        {
+            return fail(
+                "index.url",
+                "must be an http:// or https:// URL when index.backend is \"remote\"",
+            );
         }
         let levels = ["error", "warn", "info", "debug", "trace", "off"];
         let level_ok = self.log.level.split(',').all(|part| {

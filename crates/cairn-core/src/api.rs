@@ -37,6 +37,8 @@ macro_rules! for_each_method {
                 "Captured conversations, newest first, by framework and project.";
             conversation($crate::api::ConversationReq) -> $crate::api::Conversation,
                 "One conversation whole: every request with its replies and tool steps.";
+            index_rebuild($crate::api::Empty) -> $crate::api::IndexReport,
+                "Rebuild the search indexes from the logs alone (no model call).";
         }
     };
 }
@@ -184,6 +186,12 @@ pub struct SearchReq {
     /// Leave out this session (the conversation asking).
     #[serde(default)]
     pub exclude_session: Option<String>,
+    /// `bm25`, `dense` or `hybrid` (the default).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Re-rank the top 30 with the cross-encoder (default: the `models.rerank` setting).
+    #[serde(default)]
+    pub rerank: Option<bool>,
 }
 
 /// One search hit.
@@ -216,6 +224,12 @@ pub struct SearchHit {
 pub struct SearchRes {
     /// The hits.
     pub hits: Vec<SearchHit>,
+    /// The mode actually used (`hybrid` falls back to `bm25` without an embedding model).
+    pub mode: String,
+    /// Whether the cross-encoder re-ranked the top results.
+    pub reranked: bool,
+    /// Sentences about what was not available.
+    pub notes: Vec<String>,
 }
 
 /// What one capture pass did for one framework.
@@ -261,6 +275,20 @@ pub struct CaptureReport {
     /// Secrets replaced by the scrubber before storage.
     #[ts(type = "number")]
     pub secrets_redacted: u64,
+}
+
+/// What an index rebuild did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct IndexReport {
+    /// Records put back in the keyword index.
+    #[ts(type = "number")]
+    pub records: u64,
+    /// Vectors put back in the vector index (from the store; no model call).
+    #[ts(type = "number")]
+    pub vectors: u64,
+    /// How long it took, in milliseconds.
+    #[ts(type = "number")]
+    pub duration_ms: u64,
 }
 
 /// Which conversations to list.
@@ -471,6 +499,7 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<ConversationReq>(),
         file::<TurnView>(),
         file::<Conversation>(),
+        file::<IndexReport>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

@@ -19,6 +19,7 @@ pub mod api;
 mod error;
 mod ids;
 mod model;
+pub mod ports;
 
 pub use error::ErrorCode;
 pub use ids::{ItemId, NoteId, RecordId};

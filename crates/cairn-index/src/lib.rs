@@ -6,6 +6,10 @@
 //! - [`TextIndex`]: BM25 over records and their chunks (tantivy). A record is searchable by
 //!   its raw text as soon as it is stored: [`TextIndex::sync`] follows the store's log by
 //!   sequence number and remembers where it is in each commit.
+//! - [`Hybrid`]: BM25 and dense similarity fused 0.7 / 0.3, one hit per record, re-ranked by a
+//!   cross-encoder when there is one.
+//! - [`Hybrid`]: BM25 and dense similarity fused 0.7 / 0.3, one hit per record, re-ranked by a
+//!   cross-encoder when there is one.
 //!
 //! ```no_run
 //! # async fn demo(store: &cairn_store::Store) -> Result<(), cairn_index::Error> {
@@ -16,6 +20,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod hybrid;
 mod text;
 
+pub use hybrid::{
+    CANDIDATES, DENSE_WEIGHT, Hybrid, HybridHit, MIN_DENSE_SIMILARITY, RERANK_TOP, SearchMode,
+    SearchNotes, fuse,
+};
 pub use text::{Error, TextHit, TextIndex, TextQuery};

@@ -377,6 +377,50 @@ impl TextIndex {
         Ok(hits)
     }
 
+    /// A record's metadata and the text of one of its chunks (`ord`), or of its first one.
+    /// For hits that come from the dense index only.
+    pub fn record_chunk(&self, id: &str, ord: Option<u32>) -> Result<Option<TextHit>, Error> {
+        let f = self.f;
+        let searcher = self.reader.searcher();
+        let q = TermQuery::new(Term::from_field_text(f.id, id), IndexRecordOption::Basic);
+        let top = searcher.search(&q, &TopDocs::with_limit(1000))?;
+        let mut best: Option<(u64, TantivyDocument)> = None;
+        for (_, addr) in top {
+            let d: TantivyDocument = searcher.doc(addr)?;
+            let chunk = d.get_first(f.chunk).and_then(|v| v.as_u64()).unwrap_or(0);
+            let wanted = ord.map(u64::from);
+            let better = match (&best, wanted) {
+                (_, Some(w)) if chunk == w => true,
+                (None, _) => true,
+                (Some((c, _)), None) => chunk < *c,
+                _ => false,
+            };
+            if better {
+                best = Some((chunk, d));
+            }
+        }
+        Ok(best.map(|(_, d)| {
+            let get = |field: Field| {
+                d.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            };
+            let ts = d.get_first(f.ts).and_then(|v| v.as_i64()).unwrap_or(0);
+            let text = get(f.text).unwrap_or_default();
+            TextHit {
+                record_id: id.to_owned(),
+                score: 0.0,
+                passage: text,
+                framework: get(f.framework).unwrap_or_default(),
+                project: get(f.project),
+                session_id: get(f.session).unwrap_or_default(),
+                timestamp: chrono::DateTime::from_timestamp_millis(ts).unwrap_or_default(),
+                outcome: get(f.outcome).unwrap_or_default(),
+                in_range: true,
+            }
+        }))
+    }
+
     fn collect(
         &self,
         searcher: &tantivy::Searcher,

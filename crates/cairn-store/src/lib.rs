@@ -29,4 +29,4 @@ mod store;
 
 pub use error::{Error, Result};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
-pub use store::{AppendReport, JournalEntry, SessionFilter, SessionSummary, Store};
+pub use store::{AppendReport, JournalEntry, SessionFilter, SessionSummary, Store, StoredVector};

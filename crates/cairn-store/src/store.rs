@@ -18,7 +18,7 @@ use sea_orm::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::entity::{capture_cursors, chunks, item_events, journal, records, settings};
+use crate::entity::{capture_cursors, chunks, item_events, journal, records, settings, vectors};
 use crate::{Error, Result};
 
 /// Tables that Clear empties (the logs and everything derived from them), in an order that
@@ -78,6 +78,21 @@ pub struct SessionSummary {
     pub errors: u64,
     /// The first request's text.
     pub first_request: Option<String>,
+}
+
+/// An embedding kept with the logs, so the index is rebuilt with no model call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredVector {
+    /// The record, item or note it embeds.
+    pub owner: String,
+    /// Which part of it.
+    pub kind: cairn_core::VectorKind,
+    /// Position among the owner's vectors of that kind.
+    pub ord: u32,
+    /// The model that made it.
+    pub model: String,
+    /// The vector.
+    pub vector: Vec<f32>,
 }
 
 /// An entry of the store's own journal (clears, rebuilds). Never remembered content.
@@ -445,6 +460,92 @@ impl Store {
         rows.into_iter().map(cursor_from_model).collect()
     }
 
+    /// Stores embeddings (replacing any of the same owner, kind, position and model).
+    pub async fn put_vectors(&self, batch: &[StoredVector]) -> Result<()> {
+        let txn = self.db.begin().await?;
+        let now = now_text();
+        for v in batch {
+            let data: Vec<u8> = v.vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let am = vectors::ActiveModel {
+                id: NotSet,
+                owner_id: Set(v.owner.clone()),
+                kind: Set(v.kind.as_str().to_owned()),
+                ord: Set(i64::from(v.ord)),
+                model: Set(v.model.clone()),
+                dim: Set(v.vector.len() as i64),
+                data: Set(data),
+                created_at: Set(now.clone()),
+            };
+            vectors::Entity::insert(am)
+                .on_conflict(
+                    OnConflict::columns([
+                        vectors::Column::OwnerId,
+                        vectors::Column::Kind,
+                        vectors::Column::Ord,
+                        vectors::Column::Model,
+                    ])
+                    .update_columns([
+                        vectors::Column::Dim,
+                        vectors::Column::Data,
+                        vectors::Column::CreatedAt,
+                    ])
+                    .to_owned(),
+                )
+                .exec_without_returning(&txn)
+                .await?;
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// Every stored vector of one model, a page at a time (`after` is the last id seen).
+    pub async fn vectors_page(
+        &self,
+        model: &str,
+        after: i64,
+        limit: u64,
+    ) -> Result<Vec<(i64, StoredVector)>> {
+        let rows = vectors::Entity::find()
+            .filter(vectors::Column::Model.eq(model))
+            .filter(vectors::Column::Id.gt(after))
+            .order_by_asc(vectors::Column::Id)
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        rows.into_iter()
+            .map(|r| Ok((r.id, vector_from_model(r)?)))
+            .collect()
+    }
+
+    /// The vectors of one owner made by one model.
+    pub async fn vectors_of(&self, owner: &str, model: &str) -> Result<Vec<StoredVector>> {
+        let rows = vectors::Entity::find()
+            .filter(vectors::Column::OwnerId.eq(owner))
+            .filter(vectors::Column::Model.eq(model))
+            .order_by_asc(vectors::Column::Id)
+            .all(&self.db)
+            .await?;
+        rows.into_iter().map(vector_from_model).collect()
+    }
+
+    /// How many vectors one model made.
+    pub async fn count_vectors(&self, model: &str) -> Result<u64> {
+        use sea_orm::PaginatorTrait;
+        Ok(vectors::Entity::find()
+            .filter(vectors::Column::Model.eq(model))
+            .count(&self.db)
+            .await?)
+    }
+
+    /// Removes the vectors of every model but `keep` (after re-embedding with a new model).
+    pub async fn drop_vectors_except(&self, keep: &str) -> Result<u64> {
+        let res = vectors::Entity::delete_many()
+            .filter(vectors::Column::Model.ne(keep))
+            .exec(&self.db)
+            .await?;
+        Ok(res.rows_affected)
+    }
+
     /// Saves a cursor (after the records it covers were appended).
     pub async fn save_cursor(&self, c: &CaptureCursor) -> Result<()> {
         let state = c
@@ -701,6 +802,44 @@ impl Store {
         self.checkpoint().await?;
         Ok(removed)
     }
+}
+
+fn vector_from_model(r: vectors::Model) -> Result<StoredVector> {
+    if !r.data.len().is_multiple_of(4) || r.data.len() / 4 != usize::try_from(r.dim).unwrap_or(0) {
+        return Err(Error::Corrupt {
+            table: "vectors",
+            column: "data",
+            reason: format!(
+                "{} bytes for dimension {} (owner {})",
+                r.data.len(),
+                r.dim,
+                r.owner_id
+            ),
+        });
+    }
+    let kind = match r.kind.as_str() {
+        "summary" => cairn_core::VectorKind::Summary,
+        "chunk" => cairn_core::VectorKind::Chunk,
+        "cue" => cairn_core::VectorKind::Cue,
+        other => {
+            return Err(Error::Corrupt {
+                table: "vectors",
+                column: "kind",
+                reason: other.to_owned(),
+            });
+        }
+    };
+    Ok(StoredVector {
+        owner: r.owner_id,
+        kind,
+        ord: u32::try_from(r.ord).unwrap_or(0),
+        model: r.model,
+        vector: r
+            .data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+    })
 }
 
 fn cursor_from_model(m: capture_cursors::Model) -> Result<CaptureCursor> {

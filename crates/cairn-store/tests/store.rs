@@ -421,3 +421,41 @@ async fn cursors_round_trip_and_clear_forgets_them() {
     store.clear(false).await.unwrap();
     assert!(store.cursor("codex", &c.path).await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn vectors_round_trip_by_model_and_survive_as_the_index_source() {
+    use cairn_core::VectorKind;
+    use cairn_store::StoredVector;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let v = |owner: &str, ord: u32, model: &str, x: f32| StoredVector {
+        owner: owner.into(),
+        kind: VectorKind::Chunk,
+        ord,
+        model: model.into(),
+        vector: vec![x, -x, 0.5],
+    };
+    store
+        .put_vectors(&[
+            v("r_1", 0, "m1", 0.1),
+            v("r_1", 1, "m1", 0.2),
+            v("r_2", 0, "m1", 0.3),
+        ])
+        .await
+        .unwrap();
+    store
+        .put_vectors(&[v("r_1", 0, "m1", 0.9), v("r_1", 0, "m2", 0.4)])
+        .await
+        .unwrap();
+    assert_eq!(store.count_vectors("m1").await.unwrap(), 3);
+    let of = store.vectors_of("r_1", "m1").await.unwrap();
+    assert_eq!(of.len(), 2);
+    assert_eq!(of[0].vector, vec![0.9, -0.9, 0.5], "replaced in place");
+    let page = store.vectors_page("m1", 0, 2).await.unwrap();
+    assert_eq!(page.len(), 2);
+    let rest = store.vectors_page("m1", page[1].0, 10).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(store.drop_vectors_except("m2").await.unwrap(), 3);
+    assert_eq!(store.count_vectors("m1").await.unwrap(), 0);
+    assert_eq!(store.count_vectors("m2").await.unwrap(), 1);
+}

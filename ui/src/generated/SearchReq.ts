@@ -27,4 +27,12 @@ limit: number | null,
 /**
  * Leave out this session (the conversation asking).
  */
-exclude_session: string | null, };
+exclude_session: string | null, 
+/**
+ * `bm25`, `dense` or `hybrid` (the default).
+ */
+mode: string | null, 
+/**
+ * Re-rank the top 30 with the cross-encoder (default: the `models.rerank` setting).
+ */
+rerank: boolean | null, };

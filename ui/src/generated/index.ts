@@ -14,6 +14,7 @@ export type { Counts } from "./Counts";
 export type { Empty } from "./Empty";
 export type { ErrorCode } from "./ErrorCode";
 export type { FrameworkCapture } from "./FrameworkCapture";
+export type { IndexReport } from "./IndexReport";
 export type { MemorySetReq } from "./MemorySetReq";
 export type { MemoryState } from "./MemoryState";
 export type { Preferences } from "./Preferences";

@@ -8,6 +8,7 @@ import type { ConversationList } from "./ConversationList";
 import type { ConversationReq } from "./ConversationReq";
 import type { ConversationsReq } from "./ConversationsReq";
 import type { Empty } from "./Empty";
+import type { IndexReport } from "./IndexReport";
 import type { MemorySetReq } from "./MemorySetReq";
 import type { MemoryState } from "./MemoryState";
 import type { Preferences } from "./Preferences";
@@ -37,7 +38,9 @@ export type Methods = {
   conversations: { req: ConversationsReq; res: ConversationList };
   /** One conversation whole: every request with its replies and tool steps. */
   conversation: { req: ConversationReq; res: Conversation };
+  /** Rebuild the search indexes from the logs alone (no model call). */
+  index_rebuild: { req: Empty; res: IndexReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild"] as const;

@@ -7,3 +7,4 @@ pub mod item_events;
 pub mod journal;
 pub mod records;
 pub mod settings;
+pub mod vectors;

@@ -1,0 +1,115 @@
+//! `cairn eval locomo` on a small LoCoMo-format file whose answers are known.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn file(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let data = serde_json::json!([{
+        "sample_id": "conv-t",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a greyhound called Pepper last week."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I am learning the cello these days."},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "My sister moved to Lisbon in March."}
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "The cello recital went well, I played Bach."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "Pepper loves the beach.", "blip_caption": "a dog running on sand"}
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Ana's greyhound?", "answer": "Pepper", "evidence": ["D1:1"], "category": 4},
+            {"question": "Which instrument does Ben play at the recital?", "answer": "cello", "evidence": ["D1:2", "D2:1"], "category": 1},
+            {"question": "Where did Ana's sister move?", "answer": "Lisbon", "evidence": ["D1:2"], "category": 4},
+            {"question": "What did Ana's cat eat?", "adversarial_answer": "fish", "evidence": ["D2:2"], "category": 5}
+        ]
+    }]);
+    let audit = serde_json::json!([
+        {"sample_id": "conv-t", "qa_index": 2, "correct_evidence": ["D1:3"], "error_type": "WRONG_CITATION"}
+    ]);
+    let f = dir.join("locomo.json");
+    let a = dir.join("audit.json");
+    fs_err::write(&f, data.to_string()).unwrap();
+    fs_err::write(&a, audit.to_string()).unwrap();
+    (f, a)
+}
+
+#[test]
+fn reports_recall_per_category_with_raw_and_audited_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let (f, a) = file(dir.path());
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", dir.path().join("home"))
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .args([
+            "eval",
+            "locomo",
+            f.to_str().unwrap(),
+            "--audit",
+            a.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |mode: &str, k: u64, cat: &str, ev: &str| {
+        rows.iter()
+            .find(|r| {
+                r["mode"] == mode && r["k"] == k && r["category"] == cat && r["evidence"] == ev
+            })
+            .unwrap_or_else(|| panic!("no row {mode} {k} {cat} {ev}: {rows:?}"))
+            .clone()
+    };
+    for r in &rows {
+        for key in ["mode", "k", "category", "recall_any", "recall_all", "n"] {
+            assert!(!r[key].is_null(), "{key} in {r}");
+        }
+    }
+    // Single-hop: the greyhound question is found first; the Lisbon question's raw evidence
+    // (D1:2, a wrong citation) is not, its audited evidence (D1:3) is.
+    let raw = row("bm25", 1, "4", "raw");
+    assert_eq!(raw["n"], 2);
+    assert_eq!(raw["recall_any"], 0.5);
+    let audited = row("bm25", 1, "4", "audited");
+    assert_eq!(audited["recall_any"], 1.0);
+    // Multi-hop: both cello turns in the top 5.
+    let mh = row("bm25", 5, "1", "raw");
+    assert_eq!(mh["recall_all"], 1.0);
+    assert_eq!(
+        row("bm25", 1, "1", "raw")["recall_all"],
+        0.0,
+        "two evidence turns never fit in k=1"
+    );
+    // Category 5 is reported apart and not in "all".
+    assert_eq!(row("bm25", 10, "5", "raw")["n"], 1);
+    assert_eq!(row("bm25", 10, "all", "raw")["n"], 3);
+}
+
+#[test]
+fn a_file_that_is_not_locomo_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.json");
+    fs_err::write(&f, "{\"not\": \"a list\"}").unwrap();
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", dir.path())
+        .args(["eval", "locomo", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a LoCoMo file"));
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", dir.path())
+        .args(["eval", "locomo", "/nonexistent.json"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent.json"));
+}

@@ -1,0 +1,733 @@
+//! [`EmbeddedIndex`]: Qdrant embedded in-process through `qdrant-edge`.
+//!
+//! Folder layout: `<dir>/cairn-vectors` (a marker naming the format), `<dir>/lock` (held
+//! while open, so two processes never share the folder) and `<dir>/shard/` (the Qdrant edge
+//! shard: config, WAL and segments), created by the first [`VectorIndex::ensure`].
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use cairn_core::VectorKind;
+use cairn_core::ports::{BackendError, VectorFilter, VectorHit, VectorIndex, VectorPoint};
+use qdrant_edge::external::ordered_float::OrderedFloat;
+use qdrant_edge::external::serde_json::{Map, Value};
+use qdrant_edge::external::uuid::Uuid;
+use qdrant_edge::{
+    BinaryQuantizationConfig, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
+    Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeShard, EdgeVectorParams,
+    FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig, JsonPath, KeywordIndexParams,
+    Match, NamedQuery, OperationError, Payload, PayloadFieldSchema, PayloadSchemaParams,
+    PayloadSchemaType, PointId, PointInsertOperations, PointOperations, PointStructPersisted,
+    QuantizationConfig, QuantizationSearchParams, QueryEnum, QueryRequest, Range, ScoredPoint,
+    ScoringQuery, SearchParams, UpdateOperation, ValueVariants, VectorInternal,
+    VectorStructInternal, WalOptions, WithPayloadInterface, WithVector,
+};
+
+use crate::common::{
+    DEFAULT_MIN_CANDIDATES, KEY_FRAMEWORK, KEY_KIND, KEY_ORD, KEY_OWNER, KEY_PROJECT, KEY_SESSION,
+    KEY_TIMESTAMP, KEY_VECTOR_KIND, KEYWORD_KEYS, VECTOR_NAMES, bad_input, check_dim_nonzero,
+    checked_unit, corrupt, kind_from_name, other, oversampling_for, panic_message, point_uuid,
+    unavailable,
+};
+
+/// The marker file's name and its one line: bump the number when the layout changes, and
+/// every older index is reported as `Corrupt` (and rebuilt from the store).
+const MARKER_FILE: &str = "cairn-vectors";
+const MARKER_TEXT: &str = "cairn-vectors embedded index, format 1\n";
+const LOCK_FILE: &str = "lock";
+const SHARD_DIR: &str = "shard";
+
+/// Points written per WAL record.
+const UPSERT_BATCH: usize = 256;
+
+/// The beam width of an HNSW search (raised to the number of candidates when larger).
+const HNSW_EF: usize = 128;
+
+struct Shard {
+    edge: EdgeShard,
+    dim: usize,
+}
+
+/// Qdrant embedded in-process (`qdrant-edge`), stored in one folder.
+///
+/// One point per [`VectorPoint`], carrying only its own named vector (`summary`, `chunk` or
+/// `cue`, cosine). Full vectors live on disk (memory-mapped); their 1-bit codes are kept in
+/// RAM. A non-exact search scores the codes against the query kept at 8 bits, then re-scores
+/// the best candidates (see [`crate::DEFAULT_MIN_CANDIDATES`]) from the full vectors. New
+/// points land in an appendable segment, searched by scanning the codes;
+/// [`EmbeddedIndex::optimize`] folds them into indexed segments (HNSW over the codes) and
+/// drops deleted points.
+///
+/// Every call is blocking: run it off the async runtime.
+///
+/// Durability: writes are durable after [`VectorIndex::flush`] (and on drop). A crash loses
+/// what was written since the last flush (qdrant-edge 0.7.2 logs writes in a WAL but does not
+/// replay it at load), so mark vectors as indexed only once a flush has returned, or compare
+/// [`VectorIndex::count`] with the store after [`EmbeddedIndex::open`]. Damage is reported as
+/// `Corrupt`, at open or by any later call: the caller then rebuilds with
+/// [`EmbeddedIndex::create`].
+pub struct EmbeddedIndex {
+    dir: PathBuf,
+    shard: RwLock<Option<Shard>>,
+    /// The fewest candidates a quantized search re-scores.
+    min_candidates: AtomicUsize,
+    /// Held (locked) for the index's lifetime.
+    _lock: fs_err::File,
+}
+
+impl std::fmt::Debug for EmbeddedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedIndex")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedIndex {
+    /// Opens the index stored in `dir`.
+    ///
+    /// A missing folder, a folder that is not an index of this format, or damaged Qdrant data
+    /// (loading fails, or the count or one query per kind fails right after) is an error of
+    /// kind `Corrupt`: the caller then calls [`EmbeddedIndex::create`] and re-upserts every
+    /// vector from the store. A folder held by another process is `Unavailable`.
+    pub fn open(dir: &Path) -> Result<Self, BackendError> {
+        if !dir.is_dir() {
+            return Err(corrupt(format!(
+                "there is no vector index at {}",
+                dir.display()
+            )));
+        }
+        let marker = dir.join(MARKER_FILE);
+        match fs_err::read_to_string(&marker) {
+            Ok(text) if text == MARKER_TEXT => {}
+            Ok(_) => {
+                return Err(corrupt(format!(
+                    "the vector index at {} has another format; rebuild it",
+                    dir.display()
+                )));
+            }
+            Err(e) => {
+                return Err(corrupt(format!(
+                    "{} is not a vector index (its marker cannot be read: {e})",
+                    dir.display()
+                )));
+            }
+        }
+        let lock = lock_dir(dir)?;
+        let shard_dir = dir.join(SHARD_DIR);
+        let shard = if shard_dir.exists() {
+            Some(load_shard(&shard_dir)?)
+        } else {
+            None
+        };
+        let dim = shard.as_ref().map(|s| s.dim);
+        tracing::debug!(dir = %dir.display(), ?dim, "opened the embedded vector index");
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            shard: RwLock::new(shard),
+            min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
+            _lock: lock,
+        })
+    }
+
+    /// Makes an empty index in `dir`, replacing any index (damaged or not) already there.
+    ///
+    /// `dir` may be missing, empty, or hold an index; a folder holding anything else is
+    /// refused (`BadInput`) rather than wiped. The collection is created by the first
+    /// [`VectorIndex::ensure`].
+    pub fn create(dir: &Path) -> Result<Self, BackendError> {
+        let cannot_read = |e: std::io::Error| other(format!("cannot read {}: {e}", dir.display()));
+        if dir.exists() {
+            let empty = fs_err::read_dir(dir).map_err(cannot_read)?.next().is_none();
+            let ours = dir.join(MARKER_FILE).exists() || dir.join(LOCK_FILE).exists();
+            if !empty && !ours {
+                return Err(bad_input(format!(
+                    "{} is not empty and is not a vector index; refusing to replace it",
+                    dir.display()
+                )));
+            }
+        }
+        fs_err::create_dir_all(dir)
+            .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
+        // Lock first, so a folder in use by another process is left alone.
+        let lock = lock_dir(dir)?;
+        for entry in fs_err::read_dir(dir).map_err(cannot_read)? {
+            let entry = entry.map_err(cannot_read)?;
+            if entry.file_name() != LOCK_FILE {
+                remove_path(&entry.path())?;
+            }
+        }
+        fs_err::write(dir.join(MARKER_FILE), MARKER_TEXT)
+            .map_err(|e| other(format!("cannot write the vector index marker: {e}")))?;
+        tracing::info!(dir = %dir.display(), "created an empty embedded vector index");
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            shard: RwLock::new(None),
+            min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
+            _lock: lock,
+        })
+    }
+
+    /// The folder the index is stored in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The dimension of the collection, once [`VectorIndex::ensure`] has created it.
+    pub fn dim(&self) -> Result<Option<usize>, BackendError> {
+        Ok(self.read()?.as_ref().map(|s| s.dim))
+    }
+
+    /// Sets the fewest candidates a quantized search re-scores (default
+    /// [`DEFAULT_MIN_CANDIDATES`]): more finds more of the exact top results, at the cost of
+    /// re-scoring more full vectors. For tuning and measurement.
+    pub fn set_min_candidates(&self, n: usize) {
+        self.min_candidates.store(n, Ordering::Relaxed);
+    }
+
+    /// Folds the appendable segment into indexed segments (an HNSW graph over the 1-bit
+    /// codes), merges small segments and drops deleted points. Blocking and CPU-heavy (about
+    /// a minute for 150,000 vectors of 384 dimensions on two cores): run it when idle, after
+    /// a rebuild or a large import. It holds only a shared lock, so searches and upserts are
+    /// not blocked by this crate (Qdrant's optimizer works behind proxy segments); `flush`,
+    /// `clear` and `ensure` wait for it. Returns whether anything changed.
+    pub fn optimize(&self) -> Result<bool, BackendError> {
+        let guard = self.read()?;
+        let Some(shard) = guard.as_ref() else {
+            return Ok(false);
+        };
+        let changed =
+            guarded("optimize", || shard.edge.optimize())?.map_err(|e| map_error("optimize", e))?;
+        Ok(changed)
+    }
+
+    fn read(&self) -> Result<RwLockReadGuard<'_, Option<Shard>>, BackendError> {
+        self.shard
+            .read()
+            .map_err(|_| other("the embedded vector index was poisoned by a panic"))
+    }
+
+    fn write(&self) -> Result<RwLockWriteGuard<'_, Option<Shard>>, BackendError> {
+        self.shard
+            .write()
+            .map_err(|_| other("the embedded vector index was poisoned by a panic"))
+    }
+
+    fn update(shard: &Shard, operation: UpdateOperation) -> Result<(), BackendError> {
+        guarded("update", || shard.edge.update(operation))?.map_err(|e| map_error("update", e))
+    }
+}
+
+impl Drop for EmbeddedIndex {
+    fn drop(&mut self) {
+        // `EdgeShard` flushes on drop and panics if that fails: keep such a panic inside.
+        let shard = match self.shard.get_mut() {
+            Ok(shard) => shard.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(shard) = shard
+            && let Err(e) = guarded("close", move || drop(shard))
+        {
+            tracing::warn!(dir = %self.dir.display(), "closing the vector index failed: {e}");
+        }
+    }
+}
+
+/// Runs `f`, turning a panic inside Qdrant into a `Corrupt` error.
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, BackendError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        corrupt(format!(
+            "the embedded vector index failed during {what} ({}); rebuild it",
+            panic_message(payload.as_ref())
+        ))
+    })
+}
+
+fn map_error(what: &str, e: OperationError) -> BackendError {
+    match e {
+        OperationError::WrongVectorDimension { .. } | OperationError::ValidationError { .. } => {
+            bad_input(format!("vector index {what}: {e}"))
+        }
+        OperationError::InconsistentStorage { .. } => corrupt(format!("vector index {what}: {e}")),
+        OperationError::OutOfMemory { .. } => unavailable(format!("vector index {what}: {e}")),
+        _ => other(format!("vector index {what}: {e}")),
+    }
+}
+
+fn lock_dir(dir: &Path) -> Result<fs_err::File, BackendError> {
+    let path = dir.join(LOCK_FILE);
+    let file = fs_err::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| other(format!("cannot open the vector index lock: {e}")))?;
+    match file.file().try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(unavailable(format!(
+            "the vector index at {} is in use by another process",
+            dir.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(other(format!("cannot lock {}: {e}", path.display())))
+        }
+    }
+}
+
+fn remove_path(path: &Path) -> Result<(), BackendError> {
+    let result = if path.is_dir() {
+        fs_err::remove_dir_all(path)
+    } else {
+        fs_err::remove_file(path)
+    };
+    result.map_err(|e| other(format!("cannot remove the old vector index: {e}")))
+}
+
+/// The WAL segment size: qdrant-edge's default is 32 MiB.
+const WAL_SEGMENT_BYTES: usize = 8 << 20;
+
+/// qdrant-edge 0.7.2 logs every write in a WAL that it neither replays at load nor truncates:
+/// it grows with every write and its closed segments are read into memory at open. Before
+/// loading, drop every closed segment but the newest, which carries the operation numbering
+/// forward (as Qdrant's own truncation keeps it), so point versions keep increasing.
+fn prune_wal(shard_dir: &Path) -> Result<(), BackendError> {
+    let wal = shard_dir.join("wal");
+    let Ok(entries) = fs_err::read_dir(&wal) else {
+        return Ok(());
+    };
+    let mut closed: Vec<(u64, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let start = name.to_str()?.strip_prefix("closed-")?.parse().ok()?;
+            Some((start, entry.path()))
+        })
+        .collect();
+    closed.sort();
+    closed.pop();
+    for (_, path) in closed {
+        fs_err::remove_file(&path)
+            .map_err(|e| other(format!("cannot drop an old WAL segment: {e}")))?;
+    }
+    Ok(())
+}
+
+fn load_shard(shard_dir: &Path) -> Result<Shard, BackendError> {
+    prune_wal(shard_dir)?;
+    let edge = guarded("open", || EdgeShard::load(shard_dir, None))?.map_err(|e| {
+        corrupt(format!(
+            "the vector index at {} cannot be loaded ({e}); rebuild it",
+            shard_dir.display()
+        ))
+    })?;
+    let config = edge.config().clone();
+    let mut dim = None;
+    for name in VECTOR_NAMES {
+        let Some(params) = config.vectors.get(name) else {
+            return Err(corrupt(format!(
+                "the vector index has no `{name}` vectors; rebuild it"
+            )));
+        };
+        if dim.is_some_and(|d| d != params.size) || params.distance != Distance::Cosine {
+            return Err(corrupt(
+                "the vector index's named vectors disagree; rebuild it",
+            ));
+        }
+        dim = Some(params.size);
+    }
+    let dim = dim.ok_or_else(|| corrupt("the vector index has no vectors; rebuild it"))?;
+    let shard = Shard { edge, dim };
+    smoke_check(&shard).map_err(|e| {
+        corrupt(format!(
+            "the vector index at {} is damaged ({e}); rebuild it",
+            shard_dir.display()
+        ))
+    })?;
+    Ok(shard)
+}
+
+fn edge_config(dim: usize) -> EdgeConfig {
+    let binary = QuantizationConfig::from(BinaryQuantizationConfig {
+        always_ram: Some(true),
+        encoding: Some(BinaryQuantizationEncoding::OneBit),
+        // The query stays at 8 bits (asymmetric scoring): same RAM, far better candidates.
+        query_encoding: Some(BinaryQuantizationQueryEncoding::Scalar8Bits),
+    });
+    let params = EdgeVectorParams::builder(dim, Distance::Cosine)
+        .on_disk(true)
+        .build();
+    let wal = WalOptions {
+        segment_capacity: WAL_SEGMENT_BYTES,
+        ..WalOptions::default()
+    };
+    let mut builder = EdgeConfig::builder()
+        .wal_options(wal)
+        .on_disk_payload(true)
+        .hnsw_config(HnswIndexConfig::default())
+        .quantization_config(binary);
+    for name in VECTOR_NAMES {
+        builder = builder.vector(name, params.clone());
+    }
+    builder.build()
+}
+
+fn create_shard(shard_dir: &Path, dim: usize) -> Result<Shard, BackendError> {
+    fs_err::create_dir_all(shard_dir)
+        .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
+    let edge = guarded("create", || EdgeShard::new(shard_dir, edge_config(dim)))?
+        .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
+    let shard = Shard { edge, dim };
+    let mut indexes: Vec<(&str, PayloadFieldSchema)> = KEYWORD_KEYS
+        .iter()
+        .map(|k| {
+            (
+                *k,
+                PayloadFieldSchema::FieldType(PayloadSchemaType::Keyword),
+            )
+        })
+        .collect();
+    indexes.push((
+        KEY_TIMESTAMP,
+        PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
+    ));
+    // A tenant key: optimized segments keep each kind's points together, so a kind's full
+    // vectors sit on adjacent pages (each named vector's storage spans every point).
+    indexes.push((
+        KEY_VECTOR_KIND,
+        PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
+            r#type: Default::default(),
+            is_tenant: Some(true),
+            on_disk: None,
+            enable_hnsw: None,
+        })),
+    ));
+    for (key, schema) in indexes {
+        EmbeddedIndex::update(
+            &shard,
+            UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
+                field_name: json_path(key)?,
+                field_schema: Some(schema),
+            })),
+        )?;
+    }
+    guarded("flush", || shard.edge.flush())?;
+    Ok(shard)
+}
+
+fn json_path(key: &str) -> Result<JsonPath, BackendError> {
+    key.parse()
+        .map_err(|_| other(format!("`{key}` is not a payload path")))
+}
+
+fn match_keyword(key: &str, value: &str) -> Result<Condition, BackendError> {
+    Ok(Condition::Field(FieldCondition::new_match(
+        json_path(key)?,
+        Match::new_value(ValueVariants::String(value.to_string())),
+    )))
+}
+
+/// The Qdrant filter for a [`VectorFilter`]; `None` when it lets everything through.
+pub(crate) fn edge_filter(filter: &VectorFilter) -> Result<Option<Filter>, BackendError> {
+    let mut must = Vec::new();
+    let mut must_not = Vec::new();
+    if let Some(project) = &filter.project {
+        must.push(match_keyword(KEY_PROJECT, project)?);
+    }
+    if let Some(framework) = &filter.framework {
+        must.push(match_keyword(KEY_FRAMEWORK, framework)?);
+    }
+    if !filter.kinds.is_empty() {
+        let any = filter.kinds.iter().cloned().collect();
+        must.push(Condition::Field(FieldCondition::new_match(
+            json_path(KEY_KIND)?,
+            Match::new_any(qdrant_edge::AnyVariants::Strings(any)),
+        )));
+    }
+    if filter.since_ms.is_some() || filter.until_ms.is_some() {
+        let range = Range {
+            lt: None,
+            gt: None,
+            gte: filter.since_ms.map(|v| OrderedFloat(v as f64)),
+            lte: filter.until_ms.map(|v| OrderedFloat(v as f64)),
+        };
+        must.push(Condition::Field(FieldCondition::new_range(
+            json_path(KEY_TIMESTAMP)?,
+            range,
+        )));
+    }
+    if let Some(session) = &filter.exclude_session {
+        must_not.push(match_keyword(KEY_SESSION, session)?);
+    }
+    if must.is_empty() && must_not.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Filter::new();
+    out.must = (!must.is_empty()).then_some(must);
+    out.must_not = (!must_not.is_empty()).then_some(must_not);
+    Ok(Some(out))
+}
+
+fn payload_of(point: &VectorPoint) -> Payload {
+    let mut map = Map::new();
+    map.insert(KEY_OWNER.into(), Value::from(point.owner.clone()));
+    map.insert(
+        KEY_VECTOR_KIND.into(),
+        Value::from(point.vector_kind.as_str()),
+    );
+    map.insert(KEY_ORD.into(), Value::from(point.ord));
+    let p = &point.payload;
+    for (key, value) in [
+        (KEY_PROJECT, &p.project),
+        (KEY_FRAMEWORK, &p.framework),
+        (KEY_KIND, &p.kind),
+        (KEY_SESSION, &p.session),
+    ] {
+        if let Some(value) = value {
+            map.insert(key.into(), Value::from(value.clone()));
+        }
+    }
+    map.insert(KEY_TIMESTAMP.into(), Value::from(p.timestamp_ms));
+    Payload(map)
+}
+
+fn hit_of(point: &ScoredPoint) -> Result<VectorHit, BackendError> {
+    let bad = || corrupt("a point in the vector index has no owner, kind or ord; rebuild it");
+    let payload = point.payload.as_ref().ok_or_else(bad)?;
+    let owner = payload
+        .0
+        .get(KEY_OWNER)
+        .and_then(Value::as_str)
+        .ok_or_else(bad)?;
+    let kind = payload
+        .0
+        .get(KEY_VECTOR_KIND)
+        .and_then(Value::as_str)
+        .and_then(kind_from_name)
+        .ok_or_else(bad)?;
+    let ord = payload
+        .0
+        .get(KEY_ORD)
+        .and_then(Value::as_u64)
+        .and_then(|o| u32::try_from(o).ok())
+        .ok_or_else(bad)?;
+    Ok(VectorHit {
+        owner: owner.to_string(),
+        vector_kind: kind,
+        ord,
+        score: point.score,
+    })
+}
+
+/// One nearest-neighbour query against a shard (`query` already unit length).
+fn search_shard(
+    shard: &Shard,
+    kind: VectorKind,
+    query: Vec<f32>,
+    filter: Option<Filter>,
+    limit: usize,
+    exact: bool,
+    min_candidates: usize,
+) -> Result<Vec<VectorHit>, BackendError> {
+    let (oversampling, candidates) = oversampling_for(limit, min_candidates);
+    let params = SearchParams {
+        hnsw_ef: Some(HNSW_EF.max(candidates)),
+        exact,
+        quantization: Some(QuantizationSearchParams {
+            ignore: exact,
+            rescore: Some(!exact),
+            oversampling: (!exact).then_some(oversampling),
+        }),
+        indexed_only: false,
+        acorn: None,
+    };
+    let request = QueryRequest {
+        prefetches: Vec::new(),
+        query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+            VectorInternal::Dense(query),
+            kind.as_str(),
+        )))),
+        filter,
+        score_threshold: None,
+        limit,
+        offset: 0,
+        params: Some(params),
+        with_vector: WithVector::Bool(false),
+        with_payload: WithPayloadInterface::Fields(vec![
+            json_path(KEY_OWNER)?,
+            json_path(KEY_VECTOR_KIND)?,
+            json_path(KEY_ORD)?,
+        ]),
+    };
+    let points =
+        guarded("search", || shard.edge.query(request))?.map_err(|e| map_error("search", e))?;
+    points.iter().map(hit_of).collect()
+}
+
+/// Reads the count and runs one quantized query per kind, so damage that loading did not
+/// notice is reported at open.
+fn smoke_check(shard: &Shard) -> Result<(), BackendError> {
+    guarded("count", || {
+        shard.edge.count(CountRequest {
+            filter: None,
+            exact: true,
+        })
+    })?
+    .map_err(|e| map_error("count", e))?;
+    let mut probe = vec![0.0; shard.dim];
+    probe[0] = 1.0;
+    for kind in [VectorKind::Summary, VectorKind::Chunk, VectorKind::Cue] {
+        search_shard(shard, kind, probe.clone(), None, 1, false, 1)?;
+    }
+    Ok(())
+}
+
+fn no_collection() -> BackendError {
+    bad_input("the vector index has no collection yet; call ensure(dim) first")
+}
+
+impl VectorIndex for EmbeddedIndex {
+    fn backend(&self) -> &str {
+        "embedded"
+    }
+
+    fn ensure(&self, dim: usize) -> Result<(), BackendError> {
+        check_dim_nonzero(dim)?;
+        let mut guard = self.write()?;
+        if let Some(shard) = guard.as_ref() {
+            if shard.dim != dim {
+                return Err(bad_input(format!(
+                    "the vector index holds vectors of {} dimensions, not {dim}; rebuild it",
+                    shard.dim
+                )));
+            }
+            return Ok(());
+        }
+        let shard_dir = self.dir.join(SHARD_DIR);
+        if shard_dir.exists() {
+            remove_path(&shard_dir)?;
+        }
+        *guard = Some(create_shard(&shard_dir, dim)?);
+        tracing::info!(dir = %self.dir.display(), dim, "created the vector collection");
+        Ok(())
+    }
+
+    fn upsert(&self, points: &[VectorPoint]) -> Result<(), BackendError> {
+        let guard = self.read()?;
+        let shard = guard.as_ref().ok_or_else(no_collection)?;
+        // Check everything first, so a bad point leaves the index untouched.
+        let mut prepared = Vec::with_capacity(points.len());
+        for point in points {
+            let vector = checked_unit(
+                &point.vector,
+                shard.dim,
+                &format!(
+                    "the vector of {} ({}, {})",
+                    point.owner,
+                    point.vector_kind.as_str(),
+                    point.ord
+                ),
+            )?;
+            let id = PointId::Uuid(Uuid::from_bytes(point_uuid(
+                &point.owner,
+                point.vector_kind,
+                point.ord,
+            )));
+            let vectors = HashMap::from([(
+                point.vector_kind.as_str().to_string(),
+                VectorInternal::Dense(vector),
+            )]);
+            prepared.push(PointStructPersisted {
+                id,
+                vector: VectorStructInternal::Named(vectors).into(),
+                payload: Some(payload_of(point)),
+            });
+        }
+        while !prepared.is_empty() {
+            let rest = prepared.split_off(prepared.len().min(UPSERT_BATCH));
+            let batch = std::mem::replace(&mut prepared, rest);
+            Self::update(
+                shard,
+                UpdateOperation::PointOperation(PointOperations::UpsertPoints(
+                    PointInsertOperations::PointsList(batch),
+                )),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn delete_owner(&self, owner: &str) -> Result<(), BackendError> {
+        let guard = self.read()?;
+        let Some(shard) = guard.as_ref() else {
+            return Ok(());
+        };
+        let filter = Filter::new_must(match_keyword(KEY_OWNER, owner)?);
+        Self::update(
+            shard,
+            UpdateOperation::PointOperation(PointOperations::DeletePointsByFilter(filter)),
+        )
+    }
+
+    fn search(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        exact: bool,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        let guard = self.read()?;
+        let shard = guard.as_ref().ok_or_else(no_collection)?;
+        let query = checked_unit(vector, shard.dim, "the query vector")?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        search_shard(
+            shard,
+            kind,
+            query,
+            edge_filter(filter)?,
+            limit,
+            exact,
+            self.min_candidates.load(Ordering::Relaxed),
+        )
+    }
+
+    fn count(&self) -> Result<u64, BackendError> {
+        let guard = self.read()?;
+        let Some(shard) = guard.as_ref() else {
+            return Ok(0);
+        };
+        let n = guarded("count", || {
+            shard.edge.count(CountRequest {
+                filter: None,
+                exact: true,
+            })
+        })?
+        .map_err(|e| map_error("count", e))?;
+        Ok(n as u64)
+    }
+
+    fn clear(&self) -> Result<(), BackendError> {
+        let mut guard = self.write()?;
+        let Some(old) = guard.take() else {
+            return Ok(());
+        };
+        let dim = old.dim;
+        guarded("close", move || drop(old))?;
+        let shard_dir = self.dir.join(SHARD_DIR);
+        remove_path(&shard_dir)?;
+        *guard = Some(create_shard(&shard_dir, dim)?);
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<(), BackendError> {
+        // The write lock keeps updates out: `EdgeShard::flush` panics if one holds the WAL.
+        let guard = self.write()?;
+        if let Some(shard) = guard.as_ref() {
+            guarded("flush", || shard.edge.flush())?;
+        }
+        Ok(())
+    }
+}
