@@ -36,6 +36,9 @@ step "Building the web UI (the desktop crate embeds it)"
 step "Clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "Building every crate, binary and test once (the suites below reuse it)"
+cargo build --workspace --all-targets --locked
+
 step "Rust tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 
@@ -43,11 +46,9 @@ step "UI checks and unit tests (svelte-check, Vitest)"
 (cd ui && npm run --silent check && npm test --silent)
 
 step "Browser tests (Playwright on /usr/bin/chromium against cairn daemon)"
-cargo build --locked -p cairn-cli
 CAIRN_BIN="$CARGO_TARGET_DIR/debug/cairn" node --test tests/browser/
 
 step "Desktop window test (tauri-driver + WebKitWebDriver under Xvfb)"
-cargo build --locked -p cairn-desktop
 CAIRN_DESKTOP_BIN="$CARGO_TARGET_DIR/debug/cairn-desktop" \
   xvfb-run -a -s "-screen 0 1366x900x24" node --test tests/desktop/
 
