@@ -334,6 +334,14 @@ pub(crate) fn value_i64(v: ValueRef<'_>) -> Option<i64> {
 
 /// Starts a read transaction so every query of one pass sees the same snapshot (WAL). When the
 /// connection is already inside a transaction, reading goes on without one.
+/// An empty batch that keeps the previous high-water mark until the reader moves it.
+pub(crate) fn new_batch(since: Option<&str>) -> crate::spec::SqliteBatch {
+    crate::spec::SqliteBatch {
+        high_water: since.map(str::to_owned),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn snapshot(conn: &rusqlite::Connection) -> Option<rusqlite::Transaction<'_>> {
     conn.unchecked_transaction().ok()
 }

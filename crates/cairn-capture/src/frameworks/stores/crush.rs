@@ -16,9 +16,9 @@ use cairn_core::Outcome;
 use serde_json::Value;
 
 use super::common::{
-    BoundaryMark, TurnBuilder, col, components, epoch_to_ms, fnv_hex, input_value, parse_json,
-    snapshot, str_of, string_of, table_columns, ts_auto, value_bytes, value_i64, value_text,
-    xdg_data_home,
+    BoundaryMark, TurnBuilder, col, components, epoch_to_ms, fnv_hex, input_value, new_batch,
+    parse_json, snapshot, str_of, string_of, table_columns, ts_auto, value_bytes, value_i64,
+    value_text, xdg_data_home,
 };
 use crate::spec::{Env, FrameworkSpec, Os, Reader, SqliteBatch};
 use crate::turn::Turn;
@@ -90,10 +90,7 @@ fn read(
 ) -> Result<SqliteBatch, String> {
     let _snap = snapshot(conn);
     let where_ = path.display();
-    let mut batch = SqliteBatch {
-        high_water: since.map(str::to_owned),
-        ..SqliteBatch::default()
-    };
+    let mut batch = new_batch(since);
     let Some(scols) = table_columns(conn, "sessions")? else {
         batch.warnings.push(format!(
             "{where_}: no `sessions` table (not a Crush store?)"

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::common::{
     Block, TurnBuilder, at, between, blocks, components, fnv_hex, hex_digit, infer_outcomes,
-    input_value, output_text, parse_json, snapshot, str_at, str_of, string_of, strip_sections,
-    table_columns, ts_json, value_bytes, value_i64, value_text,
+    input_value, new_batch, output_text, parse_json, snapshot, str_at, str_of, string_of,
+    strip_sections, table_columns, ts_json, value_bytes, value_i64, value_text,
 };
 use crate::spec::{Env, FrameworkSpec, Reader, SqliteBatch};
 use crate::turn::Turn;
@@ -103,10 +103,7 @@ fn read_store_db(
 ) -> Result<SqliteBatch, String> {
     let _snap = snapshot(conn);
     let where_ = path.display();
-    let mut batch = SqliteBatch {
-        high_water: since.map(str::to_owned),
-        ..SqliteBatch::default()
-    };
+    let mut batch = new_batch(since);
     if table_columns(conn, "blobs")?.is_none() {
         batch.warnings.push(format!(
             "{where_}: no `blobs` table (not a cursor-agent store?)"
@@ -255,10 +252,7 @@ fn read_vscdb(
 ) -> Result<SqliteBatch, String> {
     let _snap = snapshot(conn);
     let where_ = path.display();
-    let mut batch = SqliteBatch {
-        high_water: since.map(str::to_owned),
-        ..SqliteBatch::default()
-    };
+    let mut batch = new_batch(since);
     if table_columns(conn, "cursorDiskKV")?.is_none() {
         batch.warnings.push(format!(
             "{where_}: no `cursorDiskKV` table (no composer chats)"

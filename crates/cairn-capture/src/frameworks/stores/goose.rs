@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::common::{
-    TurnBuilder, col, components, infer_outcomes, input_value, output_text, parse_json, snapshot,
-    str_of, string_of, table_columns, ts_auto, ts_text, value_i64, value_text, xdg_data_home,
+    TurnBuilder, col, components, infer_outcomes, input_value, new_batch, output_text, parse_json,
+    snapshot, str_of, string_of, table_columns, ts_auto, ts_text, value_i64, value_text,
+    xdg_data_home,
 };
 use crate::spec::{Env, FrameworkSpec, Os, Reader, SqliteBatch};
 use crate::turn::Turn;
@@ -69,10 +70,7 @@ fn read(
 ) -> Result<SqliteBatch, String> {
     let _snap = snapshot(conn);
     let where_ = path.display();
-    let mut batch = SqliteBatch {
-        high_water: since.map(str::to_owned),
-        ..SqliteBatch::default()
-    };
+    let mut batch = new_batch(since);
     let Some(scols) = table_columns(conn, "sessions")? else {
         batch.warnings.push(format!(
             "{where_}: no `sessions` table (not a Goose store?)"
