@@ -1,7 +1,7 @@
 // Shared helpers for the browser tests: start `cairn daemon` on a fresh CAIRN_HOME,
 // talk to its API directly, and launch Debian's chromium through playwright-core.
 import { spawn } from "node:child_process";
-import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -240,6 +240,24 @@ export function fakeAgentHome(examples = agentExamplesDir()) {
   for (const entry of readdirSync(gemini)) cpSync(join(gemini, entry), join(home, ".gemini", entry), { recursive: true });
   // The examples are read-only; the copies must not be, or the temp dir cannot be removed.
   makeWritable(home);
+  const env = { HOME: home };
+  for (const name of AGENT_STORE_VARS) env[name] = undefined;
+  return { home, env, remove: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/**
+ * An empty fake home for the daemon, holding only the folders named in `dirs` (e.g. `.codex`,
+ * so that Codex counts as installed) and the files in `files` (path relative to the home →
+ * content). Variables that point agents elsewhere are removed, as for fakeAgentHome.
+ * Returns { home, env, remove }: `env` is for startDaemon.
+ */
+export function fakeHome({ dirs = [], files = {} } = {}) {
+  const home = mkdtempSync(join(tmpdir(), "cairn-fake-home-"));
+  for (const dir of dirs) mkdirSync(join(home, dir), { recursive: true });
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(home, path)), { recursive: true });
+    writeFileSync(join(home, path), content);
+  }
   const env = { HOME: home };
   for (const name of AGENT_STORE_VARS) env[name] = undefined;
   return { home, env, remove: () => rmSync(home, { recursive: true, force: true }) };

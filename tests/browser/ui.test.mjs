@@ -76,8 +76,8 @@ describe("Cairn UI in a browser against cairn daemon", { timeout: 180_000 }, () 
     await byTestId("view-activity").waitFor();
 
     // Views the backend does not serve yet say so instead of showing fake data.
-    await byTestId("nav-notes").click();
-    assert.match(await byTestId("view-notes").innerText(), /not available yet/i);
+    await byTestId("nav-profiles").click();
+    assert.match(await byTestId("view-profiles").innerText(), /not available yet/i);
 
     assert.equal(await byTestId("error-banner").count(), 0, "no error banner with a valid token");
     assert.deepEqual(pageErrors, []);

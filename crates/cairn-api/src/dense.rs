@@ -69,19 +69,34 @@ impl Dense {
     pub async fn sync(&self, store: &Store, board: &WorkerBoard) -> Result<u64> {
         let model = self.embedder.model_id().to_owned();
         let dim = self.embedder.dim();
-        {
-            let index = self.index.clone();
-            blocking(move || index.ensure(dim))
-                .await?
-                .map_err(backend_err)?;
-        }
         let mut state = store
             .setting::<State>(STATE_KEY)
             .await?
             .map(|(s, _)| s)
             .unwrap_or_default();
+        // Vectors of another model are not comparable with this model's queries (and may
+        // not even have its dimension): start the index afresh and re-embed from the log.
+        // Keyword search keeps working meanwhile, and dense search covers what is done.
+        let changed = !state.model.is_empty() && state.model != model;
+        {
+            let index = self.index.clone();
+            blocking(move || {
+                if changed {
+                    index.clear()?;
+                }
+                match index.ensure(dim) {
+                    Err(e) if e.kind == cairn_core::ports::BackendErrorKind::BadInput => {
+                        index.clear()?;
+                        index.ensure(dim)
+                    }
+                    other => other,
+                }
+            })
+            .await?
+            .map_err(backend_err)?;
+        }
         if state.model != model {
-            if !state.model.is_empty() {
+            if changed {
                 tracing::info!(from = %state.model, to = %model, "embedding model changed; re-embedding in the background");
             }
             state = State {

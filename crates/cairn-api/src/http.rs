@@ -36,7 +36,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::Conflict => StatusCode::CONFLICT,
-        ErrorCode::MemoryOff => StatusCode::FORBIDDEN,
+        ErrorCode::MemoryOff | ErrorCode::Forbidden => StatusCode::FORBIDDEN,
         ErrorCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,7 +1,7 @@
 //! # cairn-api
 //!
 //! Every operation Cairn offers, in one host-agnostic place. The desktop app (Tauri), the
-//! headless `cairn daemon`, the CLI, the loopback HTTP API and (later) the MCP server are all
+//! headless `cairn daemon`, the CLI, the loopback HTTP API and the MCP server (`cairn-mcp`) are all
 //! callers of this crate; none of them holds logic of its own.
 //!
 //! - [`Service`] owns the store, runs the background workers and answers every method of
@@ -31,9 +31,12 @@ pub mod dense;
 mod error;
 pub mod http;
 mod instance;
+mod integrations;
 pub mod logging;
 mod models;
+mod notes_api;
 mod service;
+mod tools;
 mod workers;
 
 pub use backend::{Backend, SharedBackend};

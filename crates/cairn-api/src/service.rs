@@ -77,6 +77,8 @@ struct Inner {
     models_loaded: tokio::sync::OnceCell<()>,
     /// What could not be loaded (each a sentence), shown in status.
     model_warnings: std::sync::Mutex<Vec<String>>,
+    /// Titled notes and their search index.
+    notes: crate::notes_api::NotesState,
 }
 
 /// The loaded cross-encoder, if any.
@@ -155,13 +157,40 @@ fn title_of(request: &str) -> String {
     }
 }
 
+/// A record as the UI and agents see it: the request with its replies and tool steps.
+pub(crate) fn turn_view(r: &cairn_core::Record) -> TurnView {
+    let ts =
+        |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    TurnView {
+        id: r.record.id.to_string(),
+        request: r.record.request.clone(),
+        started_at: ts(&r.record.started_at),
+        ended_at: r.record.ended_at.as_ref().map(ts),
+        outcome: r.record.outcome.as_str().to_owned(),
+        model: r.record.model.clone(),
+        steps: r
+            .record
+            .content
+            .get("steps")
+            .and_then(|s| s.as_array())
+            .cloned()
+            .unwrap_or_default(),
+        complete: r
+            .record
+            .content
+            .get("complete")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true),
+    }
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 impl Service {
     /// Opens the store and reads the persisted state. The caller must hold the instance lock.
-    pub async fn open(opts: &ServiceOptions) -> Result<Self> {
+    pub async fn load(opts: &ServiceOptions) -> Result<Self> {
         opts.paths.create_all().map_err(|e| {
             ApiError::new(
                 ErrorCode::Unavailable,
@@ -186,8 +215,12 @@ impl Service {
                 TextIndex::in_memory().map_err(|e| ApiError::internal(e.to_string()))?
             }
         };
+        let notes = cairn_notes::Notes::open(opts.paths.notes_dir(), store.clone())
+            .await
+            .map_err(crate::notes_api::err)?;
         Ok(Self {
             inner: Arc::new(Inner {
+                notes: crate::notes_api::NotesState::new(notes),
                 store,
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
@@ -404,6 +437,26 @@ impl Service {
         })
     }
 
+    /// The notes and their search index.
+    pub(crate) fn notes_state(&self) -> &crate::notes_api::NotesState {
+        &self.inner.notes
+    }
+
+    /// The BM25 index over the records.
+    pub(crate) fn text_index(&self) -> Arc<TextIndex> {
+        self.inner.text.clone()
+    }
+
+    /// The embedder and vector index, when loaded.
+    pub(crate) async fn dense_parts(&self) -> Option<crate::dense::Dense> {
+        self.inner.dense.read().await.clone()
+    }
+
+    /// The cross-encoder, when loaded.
+    pub(crate) async fn reranker(&self) -> Option<Arc<dyn cairn_core::ports::Reranker>> {
+        self.inner.reranker.read().await.0.clone()
+    }
+
     /// The store (for workers and tests).
     pub fn store(&self) -> &Store {
         &self.inner.store
@@ -551,41 +604,46 @@ impl Service {
             exclude_session: req.exclude_session.clone(),
             limit: req.limit.unwrap_or(20).clamp(1, 200) as usize,
         };
-        let text = self.inner.text.clone();
-        let dense = self.inner.dense.read().await.clone();
-        let reranker = self.inner.reranker.read().await.0.clone();
-        let (hits, notes) = tokio::task::spawn_blocking(move || {
-            let hybrid = cairn_index::Hybrid {
-                text: &text,
-                vectors: dense.as_ref().map(|d| &*d.index),
-                embedder: dense.as_ref().map(|d| &*d.embedder),
-                reranker: reranker.as_deref(),
-            };
-            hybrid.search(&q, mode, rerank)
-        })
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let used = if notes
-            .degraded
-            .iter()
-            .any(|n| n.contains("keyword search only"))
-        {
-            "bm25"
-        } else {
-            req.mode.as_deref().unwrap_or("hybrid")
+        let kinds: Vec<String> = match &req.kinds {
+            Some(k) if !k.is_empty() => k.iter().map(|k| k.trim().to_lowercase()).collect(),
+            _ => vec!["record".into(), "note".into()],
         };
-        let reranked = rerank && hits.iter().any(|h| h.rerank.is_some());
-        Ok(SearchRes {
-            mode: used.to_owned(),
-            reranked,
-            notes: notes.degraded,
-            hits: hits
-                .into_iter()
-                .map(|h| h.hit)
-                .map(|h| SearchHit {
+        if let Some(bad) = kinds
+            .iter()
+            .find(|k| !matches!(k.as_str(), "record" | "note" | "item"))
+        {
+            return Err(ApiError::bad_request(format!(
+                "unknown kind {bad:?}: use record, note or item"
+            )));
+        }
+        let limit = q.limit;
+        let mut out: Vec<SearchHit> = Vec::new();
+        let mut degraded = Vec::new();
+        let mut reranked = false;
+        if kinds.iter().any(|k| k == "record") {
+            let text = self.inner.text.clone();
+            let dense = self.inner.dense.read().await.clone();
+            let reranker = self.inner.reranker.read().await.0.clone();
+            let q = q.clone();
+            let (hits, notes) = tokio::task::spawn_blocking(move || {
+                let hybrid = cairn_index::Hybrid {
+                    text: &text,
+                    vectors: dense.as_ref().map(|d| &*d.index),
+                    embedder: dense.as_ref().map(|d| &*d.embedder),
+                    reranker: reranker.as_deref(),
+                };
+                hybrid.search(&q, mode, rerank)
+            })
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            degraded = notes.degraded;
+            reranked = rerank && hits.iter().any(|h| h.rerank.is_some());
+            out.extend(hits.into_iter().map(|h| h.hit).map(|h| {
+                SearchHit {
                     id: h.record_id,
                     source: "record".into(),
+                    title: None,
                     framework: h.framework,
                     project: h.project,
                     session_id: h.session_id,
@@ -596,8 +654,32 @@ impl Service {
                     passage: h.passage,
                     score: h.score,
                     in_range: h.in_range,
-                })
-                .collect(),
+                }
+            }));
+        }
+        // Notes are the user's own words: searched with records unless a framework is asked.
+        if kinds.iter().any(|k| k == "note") && req.framework.is_none() {
+            let notes = self.search_notes(&q, mode, rerank).await?;
+            out.extend(notes);
+            // In range first, then by score; both lists carry comparable 0..1 fused scores
+            // (or cross-encoder probabilities when re-ranked).
+            out.sort_by(|a, b| {
+                b.in_range
+                    .cmp(&a.in_range)
+                    .then_with(|| b.score.total_cmp(&a.score))
+            });
+            out.truncate(limit);
+        }
+        let used = if degraded.iter().any(|n| n.contains("keyword search only")) {
+            "bm25"
+        } else {
+            req.mode.as_deref().unwrap_or("hybrid")
+        };
+        Ok(SearchRes {
+            mode: used.to_owned(),
+            reranked,
+            notes: degraded,
+            hits: out,
         })
     }
 
@@ -708,38 +790,12 @@ impl Service {
                 format!("no conversation {} from {}", req.session_id, req.framework),
             ));
         };
-        let ts = |t: &chrono::DateTime<chrono::Utc>| {
-            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-        };
         Ok(Conversation {
             framework: req.framework.clone(),
             session_id: req.session_id.clone(),
             project: first.record.project.clone(),
             cwd: first.record.cwd.clone(),
-            turns: records
-                .iter()
-                .map(|r| TurnView {
-                    id: r.record.id.to_string(),
-                    request: r.record.request.clone(),
-                    started_at: ts(&r.record.started_at),
-                    ended_at: r.record.ended_at.as_ref().map(ts),
-                    outcome: r.record.outcome.as_str().to_owned(),
-                    model: r.record.model.clone(),
-                    steps: r
-                        .record
-                        .content
-                        .get("steps")
-                        .and_then(|s| s.as_array())
-                        .cloned()
-                        .unwrap_or_default(),
-                    complete: r
-                        .record
-                        .content
-                        .get("complete")
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(true),
-                })
-                .collect(),
+            turns: records.iter().map(turn_view).collect(),
         })
     }
 
@@ -771,6 +827,17 @@ impl Service {
     #[tracing::instrument(skip(self), err)]
     async fn clear(&self, req: ClearReq) -> Result<ClearReport> {
         let _gate = self.inner.write_gate.write().await;
+        // Note files go first: a notes read in between would otherwise take the files left
+        // behind for notes edited outside Cairn and add them back.
+        if req.notes {
+            self.inner
+                .notes
+                .notes
+                .wipe_files()
+                .await
+                .map_err(|e| ApiError::internal(format!("cannot delete the note files: {e}")))?;
+            self.inner.notes.changed();
+        }
         let removed = self.inner.store.clear(req.notes).await?;
         self.inner.text.clear().map_err(|e| {
             ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
@@ -779,22 +846,7 @@ impl Service {
         if let Some(d) = dense {
             d.clear(&self.inner.store).await?;
         }
-        let mut dirs = Vec::new();
-        if req.notes {
-            dirs.push(self.inner.paths.notes_dir());
-        }
-        for dir in dirs {
-            match fs_err::remove_dir_all(&dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(ApiError::internal(format!(
-                        "cleared the logs, but cannot remove {}: {e}",
-                        dir.display()
-                    )));
-                }
-            }
-        }
+
         let cleared_at = self
             .inner
             .store
@@ -892,7 +944,7 @@ impl ServiceHandle {
                 .into());
             }
         }
-        let service = Service::open(&opts).await?;
+        let service = Service::load(&opts).await?;
         let (shutdown, _) = watch::channel(false);
         let mut tasks = Vec::new();
         let mut info = None;
@@ -1014,5 +1066,5 @@ pub(crate) async fn open_direct(
         serve_http: false,
         ui_dir: None,
     };
-    Ok((Service::open(&opts).await?, lock))
+    Ok((Service::load(&opts).await?, lock))
 }

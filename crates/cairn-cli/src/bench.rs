@@ -92,16 +92,16 @@ const WORDS: &[&str] = &[
     "benchmark",
 ];
 
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
+    pub(crate) fn next(&mut self, n: usize) -> usize {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % n.max(1)
     }
-    fn words(&mut self, n: usize) -> String {
+    pub(crate) fn words(&mut self, n: usize) -> String {
         (0..n)
             .map(|_| WORDS[self.next(WORDS.len())])
             .collect::<Vec<_>>()
@@ -110,7 +110,7 @@ impl Lcg {
 }
 
 /// Peak resident memory of this process, in MiB (Linux; None elsewhere).
-fn peak_rss_mib() -> Option<f64> {
+pub(crate) fn peak_rss_mib() -> Option<f64> {
     let status = fs_err::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -146,6 +146,27 @@ fn pass_options(home: &Path) -> PassOptions {
         disabled: Vec::new(),
         settle: Duration::from_secs(20),
         internal_dirs: Vec::new(),
+    }
+}
+
+/// A synthetic record of 80 words: the `i`-th of project `project`, 100 to a session.
+pub(crate) fn synthetic_record(rng: &mut Lcg, i: usize, project: &str) -> NewRecord {
+    let text = rng.words(80);
+    NewRecord {
+        id: RecordId::derive("bench", project, &i.to_string()),
+        framework: "bench".into(),
+        session_id: format!("{project}-{}", i / 100),
+        project: Some(project.into()),
+        cwd: None,
+        model: None,
+        outcome: Outcome::Success,
+        started_at: chrono::DateTime::from_timestamp(1_780_000_000 + i as i64 * 60, 0)
+            .unwrap_or_default(),
+        ended_at: None,
+        request: text.clone(),
+        text,
+        content: serde_json::json!({}),
+        source: None,
     }
 }
 
@@ -210,26 +231,7 @@ pub async fn capture(requests: usize, search_records: usize) -> anyhow::Result<(
     let have = store.counts().await?.records as usize;
     let mut batch = Vec::new();
     for i in have..search_records {
-        let text = rng.words(80);
-        let id = RecordId::derive("bench", "extra", &i.to_string());
-        batch.push((
-            NewRecord {
-                id: id.clone(),
-                framework: "bench".into(),
-                session_id: format!("extra-{}", i / 100),
-                project: Some("bench".into()),
-                cwd: None,
-                model: None,
-                outcome: Outcome::Success,
-                started_at: chrono::Utc::now(),
-                ended_at: None,
-                request: text.clone(),
-                text: text.clone(),
-                content: serde_json::json!({}),
-                source: None,
-            },
-            Vec::<Chunk>::new(),
-        ));
+        batch.push((synthetic_record(&mut rng, i, "bench"), Vec::<Chunk>::new()));
         if batch.len() == 2000 {
             store.append_records(&batch).await?;
             batch.clear();

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench;
+mod bench_search;
 mod eval;
 
 use anyhow::Context;
@@ -124,6 +125,39 @@ enum Command {
         #[command(subcommand)]
         what: BenchCmd,
     },
+    /// Serve Cairn's tools to an agent over MCP (stdio): search, open, explore, notes.
+    /// A client of the running service; agents start it themselves (see `cairn integrate`).
+    Mcp {
+        /// Notes are read-only for this client.
+        #[arg(long)]
+        read_only: bool,
+        /// The project the agent works in (default: from the working directory).
+        #[arg(long)]
+        project: Option<String>,
+    },
+    /// Titled Markdown notes.
+    Notes {
+        #[command(subcommand)]
+        what: NotesCmd,
+    },
+    /// Register Cairn's MCP server with an agent framework (or remove it, or list them).
+    #[command(
+        after_help = "Frameworks: claude-code, codex, gemini-cli, opencode, cursor, qwen-code, crush, copilot-cli, goose.\nEvery edited file is backed up first; --remove puts it back."
+    )]
+    Integrate {
+        /// The framework.
+        #[arg(required_unless_present = "list")]
+        framework: Option<String>,
+        /// Remove the registration instead.
+        #[arg(long)]
+        remove: bool,
+        /// Show what is registered where.
+        #[arg(long, conflicts_with_all = ["framework", "remove"])]
+        list: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the config file's path or the effective settings.
     Config {
         #[command(subcommand)]
@@ -172,6 +206,49 @@ enum BenchCmd {
         /// Records in the store when search latency is measured.
         #[arg(long, default_value_t = 150_000)]
         search_records: usize,
+    },
+    /// Search at scale: restart, RAM at idle, query-vector and fused-query latency, and
+    /// recall@10 of the quantized index, as a synthetic store grows.
+    Search {
+        /// Record counts at which to measure, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [15_000usize, 150_000])]
+        steps: Vec<usize>,
+        /// Vectors per record (one summary key, one cue, the rest body chunks).
+        #[arg(long, default_value_t = 9)]
+        points_per_record: usize,
+        /// Queries per measurement.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Keep the synthetic store in this folder.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The embedding model's folder.
+        #[arg(long)]
+        embedder: Option<PathBuf>,
+    },
+    /// The measuring half of `bench search`, run in a fresh process.
+    #[command(hide = true)]
+    SearchPhase {
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        queries: usize,
+        #[arg(long)]
+        embedder: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum NotesCmd {
+    /// The note titles for an agent's instructions: the project's first, then yours, at most
+    /// 1,500 characters in all.
+    Titles {
+        /// The project (default: the one of the working directory).
+        #[arg(long)]
+        project: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -229,6 +306,45 @@ fn main() -> ExitCode {
     }
 }
 
+/// The project of the working directory, as capture identifies projects.
+fn current_project() -> Option<String> {
+    std::env::current_dir()
+        .ok()
+        .map(|d| cairn_capture::project::identify(&d))
+}
+
+fn format_integrations(list: &cairn_core::api::IntegrationList) -> String {
+    let mut out = String::new();
+    for i in &list.integrations {
+        let state = match (i.installed, i.current, i.detected) {
+            (true, true, _) => "installed",
+            (true, false, _) => "installed (another cairn binary: run `cairn integrate` again)",
+            (false, _, true) => "not installed",
+            (false, _, false) => "not installed (framework not found)",
+        };
+        out.push_str(&format!("{:<12} {:<58} {}\n", i.framework, i.path, state));
+    }
+    out.trim_end().to_owned()
+}
+
+fn format_change(c: &cairn_core::api::IntegrationChange) -> String {
+    let what = match c.action.as_str() {
+        "installed" => "Registered Cairn's MCP server in",
+        "updated" => "Updated Cairn's MCP registration in",
+        "already_installed" => "Already registered in",
+        "removed" => "Removed Cairn's MCP registration from",
+        _ => "Cairn was not registered in",
+    };
+    let mut out = format!("{what} {} ({}).", c.path, c.framework);
+    if let Some(b) = &c.backup {
+        out.push_str(&format!("\nBackup of the previous file: {b}"));
+    }
+    for n in &c.notes {
+        out.push_str(&format!("\nNote: {n}"));
+    }
+    out
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     let paths = Paths::from_env().map_err(|e| Failure {
         code: 2,
@@ -243,6 +359,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         })?;
     let component = match cli.command {
         Command::Daemon { .. } => "daemon",
+        Command::Mcp { .. } => "mcp",
         _ => "cli",
     };
     let stderr_level = if component == "daemon" {
@@ -267,6 +384,34 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         search_records,
                     },
             } => bench::capture(requests, search_records)
+                .await
+                .map_err(Failure::from),
+            Command::Bench {
+                what:
+                    BenchCmd::Search {
+                        steps,
+                        points_per_record,
+                        queries,
+                        dir,
+                        embedder,
+                    },
+            } => bench_search::run(bench_search::Args {
+                steps,
+                points_per_record,
+                queries,
+                dir,
+                embedder,
+            })
+            .await
+            .map_err(Failure::from),
+            Command::Bench {
+                what:
+                    BenchCmd::SearchPhase {
+                        dir,
+                        queries,
+                        embedder,
+                    },
+            } => bench_search::phase(&dir, queries, &embedder)
                 .await
                 .map_err(Failure::from),
             Command::Index {
@@ -360,6 +505,80 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
+            Command::Mcp { read_only, project } => {
+                let project = project.or_else(current_project);
+                cairn_mcp::serve_stdio(cairn_mcp::Options {
+                    service_file: paths.service_file(),
+                    project,
+                    access: if read_only {
+                        cairn_core::api::NoteAccess::ReadOnly
+                    } else {
+                        cairn_core::api::NoteAccess::ReadWrite
+                    },
+                })
+                .await
+                .map_err(|e| Failure::from(anyhow::anyhow!(e)))
+            }
+            Command::Notes {
+                what: NotesCmd::Titles { project, json },
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::NotesTitlesReq {
+                    project: project.or_else(current_project),
+                    max_chars: None,
+                };
+                let res: Result<cairn_core::api::NoteTitles, ApiError> =
+                    backend.call_typed("notes_titles", &req).await;
+                backend.close().await;
+                let res = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&res)?);
+                } else if !res.text.is_empty() {
+                    println!("{}", res.text);
+                }
+                Ok(())
+            }
+            Command::Integrate {
+                framework,
+                remove,
+                list,
+                json,
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let out = if list {
+                    let res: Result<cairn_core::api::IntegrationList, ApiError> = backend
+                        .call_typed("integrations_list", &cairn_core::api::Empty {})
+                        .await;
+                    res.map(|r| {
+                        if json {
+                            serde_json::to_string_pretty(&r).unwrap_or_default()
+                        } else {
+                            format_integrations(&r)
+                        }
+                    })
+                } else {
+                    let req = cairn_core::api::IntegrationSetReq {
+                        framework: framework.unwrap_or_default(),
+                        installed: !remove,
+                    };
+                    let res: Result<cairn_core::api::IntegrationChange, ApiError> =
+                        backend.call_typed("integration_set", &req).await;
+                    res.map(|c| {
+                        if json {
+                            serde_json::to_string_pretty(&c).unwrap_or_default()
+                        } else {
+                            format_change(&c)
+                        }
+                    })
+                };
+                backend.close().await;
+                println!("{}", out?);
+                Ok(())
+            }
             Command::Search {
                 words,
                 project,
@@ -383,6 +602,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     until,
                     limit: Some(limit),
                     exclude_session: None,
+                    kinds: None,
                     mode: Some(mode),
                     rerank: if rerank {
                         Some(true)

@@ -356,4 +356,63 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
         }
     }
     assert!(first("dense").unwrap().contains("postgres migration"));
+
+    // The embedding model changes (another model folder): everything is re-embedded with it,
+    // search keeps working, and only the new model's vectors are kept.
+    let other = ch.path().join("other-model");
+    fs_err::create_dir_all(&other).unwrap();
+    for e in fs_err::read_dir(&model).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            fs_err::copy(&p, other.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let with_other = |args: &[&str]| {
+        let out = cairn(home.path(), ch.path())
+            .env("CAIRN__MODELS__EMBEDDER", &other)
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let hits: Vec<serde_json::Value> = serde_json::from_slice(&with_other(&[
+        "search", "--json", "--mode", "bm25", "postgres",
+    ]))
+    .unwrap();
+    assert!(
+        !hits.is_empty(),
+        "keyword search works while the model changes"
+    );
+    with_other(&["capture", "--once", "--json"]);
+    let hits: Vec<serde_json::Value> =
+        serde_json::from_slice(&with_other(&["search", "--json", "--mode", "dense", query]))
+            .unwrap();
+    assert!(
+        hits[0]["passage"]
+            .as_str()
+            .unwrap()
+            .contains("postgres migration")
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&with_other(&["index", "rebuild", "--json"])).unwrap();
+    assert_eq!(
+        report["vectors"], 3,
+        "the new model's vectors, and no stale ones: {report}"
+    );
+    let db = rusqlite::Connection::open(ch.path().join("data/cairn.db")).unwrap();
+    let models: Vec<String> = db
+        .prepare("SELECT DISTINCT model FROM vectors")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(models.len(), 1, "{models:?}");
+    assert!(models[0].starts_with("other-model@"), "{models:?}");
 }

@@ -61,6 +61,9 @@ impl Daemon {
     }
 
     fn rpc(&self, method: &str, body: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+        // The body goes through a file: a command-line argument is limited to 128 KiB.
+        let file = tempfile::NamedTempFile::new().unwrap();
+        fs_err::write(file.path(), body).unwrap();
         let mut args = vec![
             "-s".to_owned(),
             "-o".into(),
@@ -71,8 +74,8 @@ impl Daemon {
             "POST".into(),
             "-H".into(),
             "Content-Type: application/json".into(),
-            "--data".into(),
-            body.into(),
+            "--data-binary".into(),
+            format!("@{}", file.path().display()),
         ];
         if let Some(t) = token {
             args.push("-H".into());
@@ -117,6 +120,35 @@ fn status_json(home: &Path) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn search_refuses_empty_and_huge_queries_and_notes_refuse_hostile_paths_over_http() {
+    let home = tempfile::tempdir().unwrap();
+    let d = Daemon::start(home.path());
+    let t = Some(d.token.as_str());
+    let (code, body) = d.rpc("search", r#"{"query": "   "}"#, t);
+    assert_eq!(code, 400, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("empty"));
+    let huge = serde_json::json!({ "query": "x".repeat(1 << 20) }).to_string();
+    let (code, body) = d.rpc("search", &huge, t);
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("at most 4096"),
+        "{body}"
+    );
+    let (code, body) = d.rpc("search", r#"{"query": "x", "kinds": ["planets"]}"#, t);
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = d.rpc(
+        "note_save",
+        r#"{"note": {"scope": "user", "path": "../escape.md"}, "content": "x"}"#,
+        t,
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(!home.path().join("data/escape.md").exists());
+    // The service still answers.
+    let (code, _) = d.rpc("status", "{}", t);
+    assert_eq!(code, 200);
 }
 
 #[test]

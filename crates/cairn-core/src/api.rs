@@ -8,6 +8,12 @@ use ts_rs::TS;
 
 use crate::ErrorCode;
 
+mod notes;
+mod tools;
+
+pub use notes::*;
+pub use tools::*;
+
 /// The one list of API methods: `name(Request) -> Response, "what it does"`.
 ///
 /// Call it with the name of a macro that takes the list; that is how `cairn-api` builds its
@@ -39,6 +45,36 @@ macro_rules! for_each_method {
                 "One conversation whole: every request with its replies and tool steps.";
             index_rebuild($crate::api::Empty) -> $crate::api::IndexReport,
                 "Rebuild the search indexes from the logs alone (no model call).";
+            open($crate::api::OpenReq) -> $crate::api::OpenRes,
+                "One record or note whole, by its id.";
+            explore($crate::api::ExploreReq) -> $crate::api::ExploreRes,
+                "From an id or a concept to related records, notes and concepts, depth-limited.";
+            notes_list($crate::api::NotesListReq) -> $crate::api::NoteList,
+                "Notes by scope and path.";
+            note_get($crate::api::NoteRef) -> $crate::api::NoteDoc,
+                "One note whole.";
+            note_save($crate::api::NoteSaveReq) -> $crate::api::NoteDoc,
+                "Write a note whole; a stale expected sha256 is a conflict and writes nothing.";
+            note_rename($crate::api::NoteRenameReq) -> $crate::api::NoteSummary,
+                "Rename or move a note inside its scope.";
+            note_delete($crate::api::NoteDeleteReq) -> $crate::api::NoteVersion,
+                "Delete a note (its versions stay until redacted or cleared).";
+            note_versions($crate::api::NoteRef) -> $crate::api::NoteVersionList,
+                "A note's versions, newest first.";
+            note_version($crate::api::NoteVersionReq) -> $crate::api::NoteVersionDoc,
+                "One version of a note.";
+            note_restore($crate::api::NoteVersionReq) -> $crate::api::NoteDoc,
+                "Make an old version current again (kept as a new version).";
+            note_redact($crate::api::NoteVersionReq) -> $crate::api::NoteVersion,
+                "Strip one version's content, keeping who and when.";
+            note_command($crate::api::NoteCommandReq) -> $crate::api::NoteCommandRes,
+                "One memory-tool command (view, create, str_replace, insert, delete, rename).";
+            notes_titles($crate::api::NotesTitlesReq) -> $crate::api::NoteTitles,
+                "Note titles for an agent's instructions, most relevant first, within 1,500 characters.";
+            integrations_list($crate::api::Empty) -> $crate::api::IntegrationList,
+                "Where Cairn's MCP server is registered, per agent framework.";
+            integration_set($crate::api::IntegrationSetReq) -> $crate::api::IntegrationChange,
+                "Register or unregister Cairn's MCP server with one framework (backs up the file).";
         }
     };
 }
@@ -192,6 +228,9 @@ pub struct SearchReq {
     /// Re-rank the top 30 with the cross-encoder (default: the `models.rerank` setting).
     #[serde(default)]
     pub rerank: Option<bool>,
+    /// Only these kinds: `record`, `note` (items later). All when absent.
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
 }
 
 /// One search hit.
@@ -199,8 +238,11 @@ pub struct SearchReq {
 pub struct SearchHit {
     /// The record's (later: item's or note's) id.
     pub id: String,
-    /// What it is: `record` (items and notes come later).
+    /// What it is: `record` or `note` (items later).
     pub source: String,
+    /// A note's title (absent for records).
+    #[serde(default)]
+    pub title: Option<String>,
     /// Framework.
     pub framework: String,
     /// Project identity.
@@ -500,6 +542,36 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<TurnView>(),
         file::<Conversation>(),
         file::<IndexReport>(),
+        file::<NoteScopeKind>(),
+        file::<NoteAccess>(),
+        file::<NoteRef>(),
+        file::<NoteSummary>(),
+        file::<NotesListReq>(),
+        file::<NoteList>(),
+        file::<NoteDoc>(),
+        file::<NoteSaveReq>(),
+        file::<NoteRenameReq>(),
+        file::<NoteDeleteReq>(),
+        file::<NoteVersion>(),
+        file::<NoteVersionList>(),
+        file::<NoteVersionReq>(),
+        file::<NoteVersionDoc>(),
+        file::<NoteCommandReq>(),
+        file::<NoteCommandRes>(),
+        file::<NotesTitlesReq>(),
+        file::<NoteTitle>(),
+        file::<NoteTitles>(),
+        file::<OpenReq>(),
+        file::<OpenedRecord>(),
+        file::<OpenRes>(),
+        file::<ExploreReq>(),
+        file::<ExploreNode>(),
+        file::<ExploreEdge>(),
+        file::<ExploreRes>(),
+        file::<IntegrationView>(),
+        file::<IntegrationList>(),
+        file::<IntegrationSetReq>(),
+        file::<IntegrationChange>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

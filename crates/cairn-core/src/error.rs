@@ -20,6 +20,8 @@ pub enum ErrorCode {
     Conflict,
     /// Memory is switched off, so the operation is refused.
     MemoryOff,
+    /// The caller's access does not allow this (a read-only client writing a note).
+    Forbidden,
     /// A dependency (the store, the service) is not reachable right now.
     Unavailable,
     /// A bug or an unexpected failure.
@@ -35,6 +37,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::Conflict => "conflict",
             ErrorCode::MemoryOff => "memory_off",
+            ErrorCode::Forbidden => "forbidden",
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::Internal => "internal",
         }

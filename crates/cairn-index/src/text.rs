@@ -13,7 +13,7 @@ use tantivy::schema::{
 };
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, TokenStream,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
 
@@ -227,6 +227,23 @@ impl TextIndex {
     /// How many chunk documents the index holds.
     pub fn num_docs(&self) -> u64 {
         self.reader.searcher().num_docs()
+    }
+
+    /// In how many chunk documents a word occurs (after the index's own normalisation:
+    /// lower case, ASCII folding). For telling distinctive words from common ones.
+    pub fn doc_freq(&self, word: &str) -> u64 {
+        let mut analyzer = match self.index.tokenizers().get(TOKENIZER) {
+            Some(a) => a,
+            None => return 0,
+        };
+        let mut stream = analyzer.token_stream(word);
+        let Some(token) = stream.next().map(|t| t.text.clone()) else {
+            return 0;
+        };
+        self.reader
+            .searcher()
+            .doc_freq(&Term::from_field_text(self.f.text, &token))
+            .unwrap_or(0)
     }
 
     /// Replaces a record's documents with its current text, one per chunk.

@@ -25,8 +25,10 @@
 mod entity;
 mod error;
 mod migrate;
+mod notes;
 mod store;
 
 pub use error::{Error, Result};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
+pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
 pub use store::{AppendReport, JournalEntry, SessionFilter, SessionSummary, Store, StoredVector};

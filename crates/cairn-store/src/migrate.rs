@@ -5,8 +5,10 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, Statement, TransactionTrait};
 use crate::{Error, Result};
 
 /// Every migration: (version, name, SQL).
-pub const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "initial", include_str!("../migrations/0001_initial.sql")),
+    (2, "notes", include_str!("../migrations/0002_notes.sql")),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;

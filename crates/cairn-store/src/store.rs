@@ -198,6 +198,11 @@ impl Store {
         &self.path
     }
 
+    /// The connection pool, for the queries kept in sibling modules (`notes.rs`).
+    pub(crate) fn conn(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
     /// Closes the pool after a final WAL checkpoint.
     pub async fn close(self) -> Result<()> {
         self.checkpoint().await?;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use cairn_core::VectorKind;
 use cairn_core::ports::{PointPayload, VectorFilter, VectorIndex, VectorPoint};
 use cairn_vectors::EmbeddedIndex;
+use cairn_vectors::synthetic::Gen;
 
 const KINDS: [VectorKind; 3] = [VectorKind::Summary, VectorKind::Chunk, VectorKind::Cue];
 const PROJECTS: [&str; 8] = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
@@ -64,71 +65,11 @@ fn args() -> Args {
     out
 }
 
-/// SplitMix64 and Gaussian unit vectors.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn unit_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn unit_vector(&mut self, dim: usize) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                let u1 = self.unit_f64().max(f64::MIN_POSITIVE);
-                let u2 = self.unit_f64();
-                ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as f32
-            })
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= norm);
-        v
-    }
-}
-
-/// Makes the data set's vectors: uniformly random, or `normalize(W z + noise)` with a
-/// 48-dimension latent `z` (a fixed random `W`), a stand-in for real embeddings whose
-/// neighbours are meaningfully closer than the rest.
-struct Gen {
-    rng: Rng,
-    basis: Option<Vec<Vec<f32>>>,
-}
-
-const LATENT: usize = 48;
-
-impl Gen {
-    fn new(seed: u64, args: &Args) -> Self {
-        let basis = args.lowrank.then(|| {
-            let mut rng = Rng(0xba5e);
-            (0..LATENT).map(|_| rng.unit_vector(args.dim)).collect()
-        });
-        Self {
-            rng: Rng(seed),
-            basis,
-        }
-    }
-
-    fn vector(&mut self, dim: usize) -> Vec<f32> {
-        let Some(basis) = &self.basis else {
-            return self.rng.unit_vector(dim);
-        };
-        let z = self.rng.unit_vector(LATENT);
-        let mut v = self.rng.unit_vector(dim);
-        v.iter_mut().for_each(|x| *x *= 0.4);
-        for (zi, b) in z.iter().zip(basis) {
-            v.iter_mut().zip(b).for_each(|(x, bi)| *x += zi * bi);
-        }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= norm);
-        v
+fn gen_for(seed: u64, args: &Args) -> Gen {
+    if args.lowrank {
+        Gen::low_rank(seed, args.dim)
+    } else {
+        Gen::random(seed)
     }
 }
 
@@ -214,7 +155,7 @@ fn latencies(
     exact: bool,
     n: usize,
 ) -> (f64, f64) {
-    let mut rng = Gen::new(0xbeef, args);
+    let mut rng = gen_for(0xbeef, args);
     let mut times = Vec::with_capacity(n);
     for q in 0..n {
         let query = rng.vector(args.dim);
@@ -233,7 +174,7 @@ fn build(args: &Args, dir: &Path) {
     let started = Instant::now();
     let index = EmbeddedIndex::create(dir).unwrap();
     index.ensure(args.dim).unwrap();
-    let mut rng = Gen::new(1, args);
+    let mut rng = gen_for(1, args);
     let mut batch = Vec::with_capacity(1000);
     for i in 0..args.points {
         let kind = KINDS[i % 3];
@@ -312,7 +253,7 @@ fn query(args: &Args, dir: &Path) {
     let (p50, p95) = latencies(&index, args, &VectorFilter::default(), true, 50);
     println!("exact query (full vectors, no quantization): p50 {p50:.2} ms, p95 {p95:.2} ms");
 
-    let mut rng = Gen::new(0xfeed, args);
+    let mut rng = gen_for(0xfeed, args);
     let n = 200;
     let mut recall = 0.0;
     for q in 0..n {

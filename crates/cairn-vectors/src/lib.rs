@@ -42,6 +42,7 @@ mod embedded;
 mod keys;
 mod memory;
 mod server;
+pub mod synthetic;
 
 pub use common::{DEFAULT_MIN_CANDIDATES, OVERSAMPLING, VECTOR_NAMES, point_id};
 pub use embedded::EmbeddedIndex;

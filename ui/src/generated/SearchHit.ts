@@ -5,9 +5,13 @@ export type SearchHit = {
  */
 id: string, 
 /**
- * What it is: `record` (items and notes come later).
+ * What it is: `record` or `note` (items later).
  */
 source: string, 
+/**
+ * A note's title (absent for records).
+ */
+title: string | null, 
 /**
  * Framework.
  */

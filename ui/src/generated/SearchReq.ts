@@ -35,4 +35,8 @@ mode: string | null,
 /**
  * Re-rank the top 30 with the cross-encoder (default: the `models.rerank` setting).
  */
-rerank: boolean | null, };
+rerank: boolean | null, 
+/**
+ * Only these kinds: `record`, `note` (items later). All when absent.
+ */
+kinds: Array<string> | null, };

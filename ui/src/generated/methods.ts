@@ -8,9 +8,32 @@ import type { ConversationList } from "./ConversationList";
 import type { ConversationReq } from "./ConversationReq";
 import type { ConversationsReq } from "./ConversationsReq";
 import type { Empty } from "./Empty";
+import type { ExploreReq } from "./ExploreReq";
+import type { ExploreRes } from "./ExploreRes";
 import type { IndexReport } from "./IndexReport";
+import type { IntegrationChange } from "./IntegrationChange";
+import type { IntegrationList } from "./IntegrationList";
+import type { IntegrationSetReq } from "./IntegrationSetReq";
 import type { MemorySetReq } from "./MemorySetReq";
 import type { MemoryState } from "./MemoryState";
+import type { NoteCommandReq } from "./NoteCommandReq";
+import type { NoteCommandRes } from "./NoteCommandRes";
+import type { NoteDeleteReq } from "./NoteDeleteReq";
+import type { NoteDoc } from "./NoteDoc";
+import type { NoteList } from "./NoteList";
+import type { NoteRef } from "./NoteRef";
+import type { NoteRenameReq } from "./NoteRenameReq";
+import type { NoteSaveReq } from "./NoteSaveReq";
+import type { NoteSummary } from "./NoteSummary";
+import type { NoteTitles } from "./NoteTitles";
+import type { NoteVersion } from "./NoteVersion";
+import type { NoteVersionDoc } from "./NoteVersionDoc";
+import type { NoteVersionList } from "./NoteVersionList";
+import type { NoteVersionReq } from "./NoteVersionReq";
+import type { NotesListReq } from "./NotesListReq";
+import type { NotesTitlesReq } from "./NotesTitlesReq";
+import type { OpenReq } from "./OpenReq";
+import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
 import type { SearchReq } from "./SearchReq";
 import type { SearchRes } from "./SearchRes";
@@ -40,7 +63,37 @@ export type Methods = {
   conversation: { req: ConversationReq; res: Conversation };
   /** Rebuild the search indexes from the logs alone (no model call). */
   index_rebuild: { req: Empty; res: IndexReport };
+  /** One record or note whole, by its id. */
+  open: { req: OpenReq; res: OpenRes };
+  /** From an id or a concept to related records, notes and concepts, depth-limited. */
+  explore: { req: ExploreReq; res: ExploreRes };
+  /** Notes by scope and path. */
+  notes_list: { req: NotesListReq; res: NoteList };
+  /** One note whole. */
+  note_get: { req: NoteRef; res: NoteDoc };
+  /** Write a note whole; a stale expected sha256 is a conflict and writes nothing. */
+  note_save: { req: NoteSaveReq; res: NoteDoc };
+  /** Rename or move a note inside its scope. */
+  note_rename: { req: NoteRenameReq; res: NoteSummary };
+  /** Delete a note (its versions stay until redacted or cleared). */
+  note_delete: { req: NoteDeleteReq; res: NoteVersion };
+  /** A note's versions, newest first. */
+  note_versions: { req: NoteRef; res: NoteVersionList };
+  /** One version of a note. */
+  note_version: { req: NoteVersionReq; res: NoteVersionDoc };
+  /** Make an old version current again (kept as a new version). */
+  note_restore: { req: NoteVersionReq; res: NoteDoc };
+  /** Strip one version's content, keeping who and when. */
+  note_redact: { req: NoteVersionReq; res: NoteVersion };
+  /** One memory-tool command (view, create, str_replace, insert, delete, rename). */
+  note_command: { req: NoteCommandReq; res: NoteCommandRes };
+  /** Note titles for an agent's instructions, most relevant first, within 1,500 characters. */
+  notes_titles: { req: NotesTitlesReq; res: NoteTitles };
+  /** Where Cairn's MCP server is registered, per agent framework. */
+  integrations_list: { req: Empty; res: IntegrationList };
+  /** Register or unregister Cairn's MCP server with one framework (backs up the file). */
+  integration_set: { req: IntegrationSetReq; res: IntegrationChange };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set"] as const;

@@ -1,14 +1,17 @@
 import type { ApiErrorBody, ErrorCode } from "../generated";
 
-const ERROR_CODES: readonly ErrorCode[] = [
-  "bad_request",
-  "unauthorized",
-  "not_found",
-  "conflict",
-  "memory_off",
-  "unavailable",
-  "internal",
-];
+// A record over ErrorCode, so a code added to the contract fails to compile until it is listed.
+const ERROR_CODE_SET: Record<ErrorCode, true> = {
+  bad_request: true,
+  unauthorized: true,
+  not_found: true,
+  conflict: true,
+  memory_off: true,
+  forbidden: true,
+  unavailable: true,
+  internal: true,
+};
+const ERROR_CODES = Object.keys(ERROR_CODE_SET) as readonly ErrorCode[];
 
 /** An error reported by the Cairn service (or by the transport on its behalf). */
 export class ApiError extends Error {

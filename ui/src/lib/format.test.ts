@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, formatRelative, formatShortTime, plural, progressPercent } from "./format";
+import { formatBytes, formatDuration, formatRelative, formatShortTime, plural, progressPercent } from "./format";
 
 describe("format", () => {
   it("pluralises counts", () => {
@@ -41,5 +41,17 @@ describe("format", () => {
     expect(formatDuration(125_000)).toBe("2 min 5 s");
     expect(formatDuration(120_000)).toBe("2 min");
     expect(formatDuration(-1)).toBe("—");
+  });
+});
+
+describe("formatBytes", () => {
+  it("uses bytes under 1 KB, then one decimal below 10 of a unit", () => {
+    expect(formatBytes(0)).toBe("0 B");
+    expect(formatBytes(1023)).toBe("1023 B");
+    expect(formatBytes(1024)).toBe("1.0 KB");
+    expect(formatBytes(1536)).toBe("1.5 KB");
+    expect(formatBytes(20 * 1024)).toBe("20 KB");
+    expect(formatBytes(3.4 * 1024 * 1024)).toBe("3.4 MB");
+    expect(formatBytes(-1)).toBe("—");
   });
 });

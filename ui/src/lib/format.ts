@@ -68,3 +68,17 @@ export function formatDuration(ms: number): string {
   const seconds = totalSeconds % 60;
   return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
 }
+
+/** "512 B", "1.2 KB", "3.4 MB" (1 KB = 1024 bytes). */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return "—";
+  if (bytes < 1024) return `${Math.round(bytes)} B`;
+  const units = ["KB", "MB", "GB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}

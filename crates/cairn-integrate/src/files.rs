@@ -1,0 +1,253 @@
+//! Reading, backing up and atomically writing config files.
+
+use std::io::{ErrorKind, Write as _};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Cairn refuses to edit config files larger than this (16 MiB).
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A config file as found on disk.
+pub(crate) struct Loaded {
+    /// The file that is read and written: the configured path, or a symlink's final target.
+    pub(crate) target: PathBuf,
+    /// The configured path when it is a symlink.
+    pub(crate) via_symlink: Option<PathBuf>,
+    /// The contents; `None` when the file does not exist.
+    pub(crate) bytes: Option<Vec<u8>>,
+    /// The file's permissions, kept on rewrite.
+    pub(crate) permissions: Option<std::fs::Permissions>,
+}
+
+impl Loaded {
+    /// The contents as text (`None` when the file does not exist).
+    pub(crate) fn text(&self) -> Result<Option<&str>> {
+        match &self.bytes {
+            None => Ok(None),
+            Some(bytes) => std::str::from_utf8(bytes)
+                .map(Some)
+                .map_err(|error| Error::Malformed {
+                    path: self.target.clone(),
+                    problem: format!("not UTF-8 text ({error})"),
+                }),
+        }
+    }
+}
+
+fn read_error(path: &Path, error: std::io::Error) -> Error {
+    Error::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(error.kind(), strip_path(&error)),
+    }
+}
+
+fn write_error(path: &Path, error: std::io::Error) -> Error {
+    Error::Write {
+        path: path.to_owned(),
+        source: std::io::Error::new(error.kind(), strip_path(&error)),
+    }
+}
+
+/// The operating system's message without fs-err's own "… `path`" prefix (our messages name
+/// the path already).
+fn strip_path(error: &std::io::Error) -> String {
+    match error.get_ref().and_then(|inner| inner.source()) {
+        Some(source) => source.to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// Read `path`, following a symlink to the file it names.
+pub(crate) fn load(path: &Path) -> Result<Loaded> {
+    let (target, via_symlink) = match fs_err::symlink_metadata(path) {
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return Ok(Loaded {
+                target: path.to_owned(),
+                via_symlink: None,
+                bytes: None,
+                permissions: None,
+            });
+        }
+        Err(error) => return Err(read_error(path, error)),
+        Ok(meta) if meta.file_type().is_symlink() => match fs_err::canonicalize(path) {
+            Ok(target) => (target, Some(path.to_owned())),
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                return Err(Error::Malformed {
+                    path: path.to_owned(),
+                    problem: "is a symlink to a file that does not exist".to_owned(),
+                });
+            }
+            Err(error) => return Err(read_error(path, error)),
+        },
+        Ok(_) => (path.to_owned(), None),
+    };
+    let meta = fs_err::metadata(&target).map_err(|error| read_error(&target, error))?;
+    if !meta.is_file() {
+        return Err(Error::Malformed {
+            path: target,
+            problem: "is not a regular file".to_owned(),
+        });
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(Error::TooLarge {
+            path: target,
+            size: meta.len(),
+            limit: MAX_CONFIG_BYTES,
+        });
+    }
+    let bytes = fs_err::read(&target).map_err(|error| read_error(&target, error))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::TooLarge {
+            path: target,
+            size: bytes.len() as u64,
+            limit: MAX_CONFIG_BYTES,
+        });
+    }
+    Ok(Loaded {
+        target,
+        via_symlink,
+        bytes: Some(bytes),
+        permissions: Some(meta.permissions()),
+    })
+}
+
+/// Fail with [`Error::Changed`] if the file no longer holds what was read.
+pub(crate) fn ensure_unchanged(loaded: &Loaded) -> Result<()> {
+    let now = match fs_err::read(&loaded.target) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == ErrorKind::NotFound => None,
+        Err(error) => return Err(read_error(&loaded.target, error)),
+    };
+    if now == loaded.bytes {
+        Ok(())
+    } else {
+        Err(Error::Changed {
+            path: loaded.target.clone(),
+        })
+    }
+}
+
+/// Copy the original bytes into `dir/<UTC timestamp>-<file name>` (never overwriting an
+/// earlier backup) with the original's permissions. Returns the backup's path.
+pub(crate) fn backup(dir: &Path, loaded: &Loaded) -> Result<Option<PathBuf>> {
+    let Some(bytes) = &loaded.bytes else {
+        return Ok(None);
+    };
+    fs_err::create_dir_all(dir).map_err(|error| write_error(dir, error))?;
+    let name = loaded
+        .target
+        .file_name()
+        .map_or_else(|| "config".into(), |name| name.to_string_lossy());
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    for attempt in 0..100 {
+        let file_name = if attempt == 0 {
+            format!("{stamp}-{name}")
+        } else {
+            format!("{stamp}-{attempt}-{name}")
+        };
+        let path = dir.join(file_name);
+        let file = fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        match file {
+            Ok(file) => {
+                write_file(file, bytes, loaded.permissions.clone(), &path)?;
+                return Ok(Some(path));
+            }
+            Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(write_error(&path, error)),
+        }
+    }
+    Err(write_error(
+        dir,
+        std::io::Error::new(ErrorKind::AlreadyExists, "no free backup file name"),
+    ))
+}
+
+fn write_file(
+    mut file: fs_err::File,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+    path: &Path,
+) -> Result<()> {
+    if let Some(permissions) = permissions {
+        file.file()
+            .set_permissions(permissions)
+            .map_err(|error| write_error(path, error))?;
+    }
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|error| write_error(path, error))
+}
+
+/// Create `dir` and its missing ancestors; returns the ones created, outermost first.
+pub(crate) fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(path) = at {
+        if path.as_os_str().is_empty() || path.exists() {
+            break;
+        }
+        missing.push(path.to_owned());
+        at = path.parent();
+    }
+    missing.reverse();
+    fs_err::create_dir_all(dir).map_err(|error| write_error(dir, error))?;
+    Ok(missing)
+}
+
+/// Write `text` to `path` through a temporary file in the same directory and a rename, so the
+/// file is either the old one or the new one, never half-written.
+pub(crate) fn write_atomic(
+    path: &Path,
+    text: &str,
+    permissions: Option<std::fs::Permissions>,
+) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "config".into(), |name| name.to_string_lossy());
+    let mut attempt = 0u32;
+    let (temp, file) = loop {
+        let temp = dir.join(format!(
+            ".{name}.cairn-{}-{attempt}.tmp",
+            std::process::id()
+        ));
+        match fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(file) => break (temp, file),
+            Err(error) if error.kind() == ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(error) => return Err(write_error(path, error)),
+        }
+    };
+    let written = write_file(file, text.as_bytes(), permissions, &temp)
+        .and_then(|()| fs_err::rename(&temp, path).map_err(|error| write_error(path, error)));
+    if written.is_err() {
+        // Best effort: the temporary file is ours and of no use now.
+        if fs_err::remove_file(&temp).is_err() {
+            // Nothing more to do; the error below is the one that matters.
+        }
+    }
+    written
+}
+
+/// Delete a file Cairn created, then the directories it created for it if they are empty.
+pub(crate) fn delete(path: &Path, created_dirs: &[PathBuf]) -> Result<()> {
+    fs_err::remove_file(path).map_err(|error| write_error(path, error))?;
+    for dir in created_dirs.iter().rev() {
+        if fs_err::remove_dir(dir).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,992 @@
+//! Install → install again → remove against fixture config files that look like real users'
+//! files, plus updates, edits in between, and every kind of bad input.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
+use std::path::{Path, PathBuf};
+
+use cairn_integrate::{Action, Env, Error, Integrations};
+use serde_json::Value;
+
+const CAIRN: &str = "/opt/Cairn/bin/cairn";
+
+/// A temporary home, Cairn's backup dir beside it, and an environment pointing at both.
+struct Sandbox {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    backups: PathBuf,
+    env: Env,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let backups = root.path().join("cairn-backups");
+        fs_err::create_dir_all(&home).unwrap();
+        let env = Env::for_home(&home)
+            .with_var("CODEX_HOME", home.join("codex-home").to_str().unwrap())
+            .with_var("GEMINI_CLI_HOME", home.join("gem").to_str().unwrap());
+        Self {
+            _root: root,
+            home,
+            backups,
+            env,
+        }
+    }
+
+    fn cairn(&self) -> Integrations {
+        self.cairn_at(CAIRN)
+    }
+
+    fn cairn_at(&self, command: &str) -> Integrations {
+        Integrations::new(self.env.clone(), command, &self.backups)
+    }
+
+    /// Put `bytes` at `framework`'s config path; returns the path.
+    fn put(&self, framework: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.cairn().config_path(framework).unwrap();
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn backup_count(&self) -> usize {
+        let mut count = 0;
+        let Ok(dirs) = fs_err::read_dir(&self.backups) else {
+            return 0;
+        };
+        for dir in dirs {
+            let dir = dir.unwrap().path();
+            if dir.is_dir() {
+                count += fs_err::read_dir(&dir).unwrap().count();
+            }
+        }
+        count
+    }
+
+    /// Every file under the home directory, relative to it.
+    fn files(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, base: &Path, out: &mut Vec<PathBuf>) {
+            for entry in fs_err::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                out.push(path.strip_prefix(base).unwrap().to_owned());
+                if path.is_dir() {
+                    walk(&path, base, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.home, &self.home, &mut out);
+        out.sort();
+        out
+    }
+}
+
+fn fixture(framework: &str) -> Option<Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(framework);
+    let entries = fs_err::read_dir(&dir).ok()?;
+    let file = entries.map(|entry| entry.unwrap().path()).next()?;
+    Some(fs_err::read(file).unwrap())
+}
+
+fn fixture_name(framework: &str) -> Option<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(framework);
+    let mut entries = fs_err::read_dir(&dir).ok()?;
+    Some(
+        entries
+            .next()?
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Independent parsers: what the agents themselves would read.
+
+/// Comments and trailing commas out, for JSONC.
+fn strip_jsonc(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' {
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == '"' {
+                    break;
+                }
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while !(chars[i] == '*' && chars[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+        } else if c == '}' || c == ']' {
+            let trimmed = out.trim_end().len();
+            if out[..trimmed].ends_with(',') {
+                out.truncate(trimmed - 1);
+            }
+            out.push(c);
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn toml_json(item: &toml_edit::Item) -> Value {
+    match item {
+        toml_edit::Item::Value(value) => toml_value_json(value),
+        toml_edit::Item::Table(table) => Value::Object(
+            table
+                .iter()
+                .map(|(k, v)| (k.to_owned(), toml_json(v)))
+                .collect(),
+        ),
+        toml_edit::Item::ArrayOfTables(array) => Value::Array(
+            array
+                .iter()
+                .map(|t| toml_json(&toml_edit::Item::Table(t.clone())))
+                .collect(),
+        ),
+        toml_edit::Item::None => Value::Null,
+    }
+}
+
+fn toml_value_json(value: &toml_edit::Value) -> Value {
+    match value {
+        toml_edit::Value::String(s) => Value::from(s.value().as_str()),
+        toml_edit::Value::Integer(i) => Value::from(*i.value()),
+        toml_edit::Value::Float(f) => Value::from(*f.value()),
+        toml_edit::Value::Boolean(b) => Value::from(*b.value()),
+        toml_edit::Value::Datetime(d) => Value::from(d.value().to_string()),
+        toml_edit::Value::Array(a) => Value::Array(a.iter().map(toml_value_json).collect()),
+        toml_edit::Value::InlineTable(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_owned(), toml_value_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn yaml_json(yaml: &yaml_rust2::Yaml) -> Value {
+    use yaml_rust2::Yaml;
+    match yaml {
+        Yaml::Real(r) => Value::from(r.parse::<f64>().unwrap()),
+        Yaml::Integer(i) => Value::from(*i),
+        Yaml::String(s) => Value::from(s.as_str()),
+        Yaml::Boolean(b) => Value::from(*b),
+        Yaml::Array(a) => Value::Array(a.iter().map(yaml_json).collect()),
+        Yaml::Hash(h) => Value::Object(
+            h.iter()
+                .map(|(k, v)| (k.as_str().unwrap().to_owned(), yaml_json(v)))
+                .collect(),
+        ),
+        Yaml::Null => Value::Null,
+        other => panic!("unexpected YAML node {other:?}"),
+    }
+}
+
+/// Parse a config file as its agent would.
+fn parse(framework: &str, bytes: &[u8]) -> Value {
+    let text = std::str::from_utf8(bytes).unwrap();
+    match framework {
+        "codex" => toml_json(text.parse::<toml_edit::DocumentMut>().unwrap().as_item()),
+        "goose" => {
+            let docs = yaml_rust2::YamlLoader::load_from_str(text).unwrap();
+            docs.first().map_or(Value::Null, yaml_json)
+        }
+        "gemini-cli" | "opencode" | "qwen-code" => serde_json::from_str(&strip_jsonc(text))
+            .unwrap_or_else(|e| panic!("{framework}: {e}\n{text}")),
+        _ => serde_json::from_str(text).unwrap_or_else(|e| panic!("{framework}: {e}\n{text}")),
+    }
+}
+
+fn container(framework: &str) -> &'static str {
+    match framework {
+        "codex" => "mcp_servers",
+        "opencode" | "crush" => "mcp",
+        "goose" => "extensions",
+        _ => "mcpServers",
+    }
+}
+
+/// The entry each agent should hold for `command`.
+fn expected_entry(framework: &str, command: &str) -> Value {
+    match framework {
+        "claude-code" | "crush" => {
+            serde_json::json!({"type": "stdio", "command": command, "args": ["mcp"]})
+        }
+        "opencode" => {
+            serde_json::json!({"type": "local", "command": [command, "mcp"], "enabled": true})
+        }
+        "copilot-cli" => serde_json::json!(
+            {"type": "local", "command": command, "args": ["mcp"], "tools": ["*"]}
+        ),
+        "goose" => serde_json::json!({
+            "name": "cairn", "type": "stdio", "cmd": command, "args": ["mcp"],
+            "enabled": true, "timeout": 300
+        }),
+        _ => serde_json::json!({"command": command, "args": ["mcp"]}),
+    }
+}
+
+/// `doc` without Cairn's entry, and without its container when `drop_empty` and it is empty.
+fn without_cairn(framework: &str, mut doc: Value, drop_empty: bool) -> Value {
+    let key = container(framework);
+    if let Some(top) = doc.as_object_mut() {
+        let empty = match top.get_mut(key) {
+            Some(Value::Object(servers)) => {
+                servers.remove("cairn");
+                servers.is_empty()
+            }
+            _ => false,
+        };
+        if empty && drop_empty {
+            top.remove(key);
+        }
+    }
+    doc
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    fs_err::read(path).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The round trip, for every framework.
+
+fn round_trip(framework: &str) {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.cairn();
+    let original = fixture(framework);
+    let path = match &original {
+        Some(bytes) => sandbox.put(framework, bytes),
+        None => cairn.config_path(framework).unwrap(),
+    };
+    let files_before = sandbox.files();
+
+    let status = cairn.status(framework).unwrap();
+    assert_eq!(status.path, path);
+    assert_eq!(status.exists, original.is_some());
+    assert!(!status.installed && !status.current, "{status:?}");
+    assert_eq!(status.problem, None);
+
+    // Install.
+    let change = cairn.install(framework).unwrap();
+    assert_eq!(change.action, Action::Installed, "{framework}");
+    assert_eq!(change.path, path);
+    match (&original, &change.backup) {
+        (Some(bytes), Some(backup)) => {
+            assert_eq!(&read(backup), bytes, "the backup holds the original");
+            assert!(backup.starts_with(sandbox.backups.join(framework)));
+            assert!(
+                backup
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .ends_with(&*path.file_name().unwrap().to_string_lossy())
+            );
+        }
+        (None, None) => {}
+        (original, backup) => panic!("{framework}: original {original:?}, backup {backup:?}"),
+    }
+    let installed = read(&path);
+    let doc = parse(framework, &installed);
+    assert_eq!(
+        doc[container(framework)]["cairn"],
+        expected_entry(framework, CAIRN),
+        "{framework}:\n{}",
+        String::from_utf8_lossy(&installed)
+    );
+    let before = original
+        .as_ref()
+        .map_or_else(|| serde_json::json!({}), |bytes| parse(framework, bytes));
+    let had_container = before.get(container(framework)).is_some();
+    assert_eq!(
+        without_cairn(framework, doc, !had_container),
+        before,
+        "{framework}: every other setting is unchanged"
+    );
+    let status = cairn.status(framework).unwrap();
+    assert!(
+        status.exists && status.installed && status.current,
+        "{status:?}"
+    );
+
+    // Install again: nothing written, no new backup.
+    let backups = sandbox.backup_count();
+    let again = cairn.install(framework).unwrap();
+    assert_eq!(again.action, Action::AlreadyInstalled);
+    assert_eq!(again.backup, None);
+    assert_eq!(read(&path), installed, "{framework}: byte-identical");
+    assert_eq!(sandbox.backup_count(), backups);
+
+    // Remove: the original bytes, or no file at all.
+    let removed = cairn.remove(framework).unwrap();
+    assert_eq!(removed.action, Action::Removed);
+    assert!(removed.backup.is_some());
+    match &original {
+        Some(bytes) => assert_eq!(
+            String::from_utf8_lossy(&read(&path)),
+            String::from_utf8_lossy(bytes),
+            "{framework}: removal gives back the original"
+        ),
+        None => {
+            assert!(
+                !path.exists(),
+                "{framework}: the file Cairn created is gone"
+            );
+            assert_eq!(sandbox.files(), files_before, "and the directories it made");
+        }
+    }
+    let status = cairn.status(framework).unwrap();
+    assert!(!status.installed, "{status:?}");
+    assert_eq!(
+        cairn.remove(framework).unwrap().action,
+        Action::NotInstalled
+    );
+}
+
+#[test]
+fn claude_code_round_trip() {
+    round_trip("claude-code");
+}
+
+#[test]
+fn codex_round_trip() {
+    round_trip("codex");
+}
+
+#[test]
+fn gemini_cli_round_trip() {
+    round_trip("gemini-cli");
+}
+
+#[test]
+fn opencode_round_trip() {
+    round_trip("opencode");
+}
+
+#[test]
+fn cursor_round_trip() {
+    round_trip("cursor");
+}
+
+#[test]
+fn qwen_code_round_trip() {
+    round_trip("qwen-code");
+}
+
+#[test]
+fn crush_round_trip_on_an_absent_file() {
+    assert!(fixture("crush").is_none());
+    round_trip("crush");
+}
+
+#[test]
+fn copilot_cli_round_trip() {
+    round_trip("copilot-cli");
+}
+
+#[test]
+fn goose_round_trip() {
+    round_trip("goose");
+}
+
+#[test]
+fn every_framework_round_trips_on_an_absent_file() {
+    for framework in Integrations::frameworks() {
+        let sandbox = Sandbox::new();
+        let cairn = sandbox.cairn();
+        let path = cairn.config_path(framework).unwrap();
+        assert_eq!(cairn.install(framework).unwrap().action, Action::Installed);
+        let doc = parse(framework, &read(&path));
+        assert_eq!(
+            doc[container(framework)]["cairn"],
+            expected_entry(framework, CAIRN)
+        );
+        assert_eq!(cairn.remove(framework).unwrap().action, Action::Removed);
+        assert!(!path.exists(), "{framework}");
+        assert!(
+            sandbox.files().is_empty(),
+            "{framework}: {:?}",
+            sandbox.files()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Updates and edits in between.
+
+#[test]
+fn a_changed_command_updates_only_cairns_entry() {
+    for framework in ["claude-code", "codex", "goose", "opencode", "copilot-cli"] {
+        let sandbox = Sandbox::new();
+        let original = fixture(framework).unwrap();
+        let path = sandbox.put(framework, &original);
+        let old = sandbox.cairn_at("/old/place/cairn");
+        assert_eq!(old.install(framework).unwrap().action, Action::Installed);
+        let before = parse(framework, &read(&path));
+
+        let new = sandbox.cairn_at("/new/place/cairn");
+        let status = new.status(framework).unwrap();
+        assert!(status.installed && !status.current, "{status:?}");
+        let change = new.install(framework).unwrap();
+        assert_eq!(change.action, Action::Updated, "{framework}");
+        assert!(change.backup.is_some());
+        let after = parse(framework, &read(&path));
+        assert_eq!(
+            after[container(framework)]["cairn"],
+            expected_entry(framework, "/new/place/cairn"),
+            "{framework}"
+        );
+        assert_eq!(
+            without_cairn(framework, after, false),
+            without_cairn(framework, before, false)
+        );
+        assert_eq!(
+            new.install(framework).unwrap().action,
+            Action::AlreadyInstalled
+        );
+        assert_eq!(new.remove(framework).unwrap().action, Action::Removed);
+        assert_eq!(
+            String::from_utf8_lossy(&read(&path)),
+            String::from_utf8_lossy(&original),
+            "{framework}"
+        );
+    }
+}
+
+#[test]
+fn an_update_keeps_what_the_user_added_to_cairns_entry() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.put(
+        "cursor",
+        b"{\n  \"mcpServers\": {\n    \"cairn\": {\n      \"command\": \"/old\",\n      \
+          \"args\": [\"mcp\"],\n      \"env\": {\"CAIRN_LOG\": \"debug\"}\n    }\n  }\n}\n",
+    );
+    assert_eq!(
+        sandbox.cairn().install("cursor").unwrap().action,
+        Action::Updated
+    );
+    assert_eq!(
+        String::from_utf8(read(&path)).unwrap(),
+        format!(
+            "{{\n  \"mcpServers\": {{\n    \"cairn\": {{\n      \"command\": \"{CAIRN}\",\n      \
+             \"args\": [\"mcp\"],\n      \"env\": {{\"CAIRN_LOG\": \"debug\"}}\n    }}\n  }}\n}}\n"
+        )
+    );
+}
+
+/// Install, let the user change another setting, remove: the user's change survives and
+/// everything else is as before.
+fn edit_between(framework: &str, from: &str, to: &str) {
+    let sandbox = Sandbox::new();
+    let original = String::from_utf8(fixture(framework).unwrap()).unwrap();
+    assert!(
+        original.contains(from),
+        "{framework}: fixture holds {from:?}"
+    );
+    let path = sandbox.put(framework, original.as_bytes());
+    let cairn = sandbox.cairn();
+    cairn.install(framework).unwrap();
+    let installed = String::from_utf8(read(&path)).unwrap();
+    fs_err::write(&path, installed.replacen(from, to, 1)).unwrap();
+    let change = cairn.remove(framework).unwrap();
+    assert_eq!(change.action, Action::Removed);
+    assert_eq!(
+        String::from_utf8(read(&path)).unwrap(),
+        original.replacen(from, to, 1),
+        "{framework}"
+    );
+}
+
+#[test]
+fn a_user_edit_between_install_and_remove_survives() {
+    edit_between("claude-code", "\"numStartups\": 42", "\"numStartups\": 43");
+    edit_between("codex", "model = \"gpt-5-codex\"", "model = \"o3\"");
+    edit_between(
+        "goose",
+        "GOOSE_MODEL: claude-sonnet-4-5",
+        "GOOSE_MODEL: gpt-5",
+    );
+    edit_between(
+        "opencode",
+        "\"theme\": \"opencode\"",
+        "\"theme\": \"tokyonight\"",
+    );
+    // A new server added next to Cairn's.
+    edit_between(
+        "cursor",
+        "\"figma\": {",
+        "\"sentry\": {\"url\": \"https://mcp.sentry.dev/sse\"},\r\n    \"figma\": {",
+    );
+}
+
+#[test]
+fn a_server_the_user_adds_after_cairns_survives_removal() {
+    let sandbox = Sandbox::new();
+    let original = fixture("qwen-code").unwrap();
+    let path = sandbox.put("qwen-code", &original);
+    let cairn = sandbox.cairn();
+    cairn.install("qwen-code").unwrap();
+    // The user adds a server after Cairn's, the way an agent's own `mcp add` would.
+    let installed = String::from_utf8(read(&path)).unwrap();
+    let with_more = installed.replacen(
+        "\"args\": [\"mcp\"]\n    }\n  }",
+        "\"args\": [\"mcp\"]\n    },\n    \"time\": {\"command\": \"uvx\"}\n  }",
+        1,
+    );
+    assert_ne!(with_more, installed);
+    fs_err::write(&path, &with_more).unwrap();
+    cairn.remove("qwen-code").unwrap();
+    let doc = parse("qwen-code", &read(&path));
+    assert_eq!(
+        doc["mcpServers"],
+        serde_json::json!({"time": {"command": "uvx"}})
+    );
+    assert_eq!(doc["theme"], "Qwen Dark");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: an error naming the file, and the file untouched.
+
+fn refused(framework: &str, bytes: &[u8], what: &str) {
+    check_refused(framework, bytes, what, true);
+}
+
+/// A valid file in a shape Cairn does not edit: install is refused; there is nothing to remove.
+fn install_refused(framework: &str, bytes: &[u8], what: &str) {
+    check_refused(framework, bytes, what, false);
+}
+
+fn check_refused(framework: &str, bytes: &[u8], what: &str, remove_too: bool) {
+    let sandbox = Sandbox::new();
+    let path = sandbox.put(framework, bytes);
+    let cairn = sandbox.cairn();
+    if !remove_too {
+        let change = cairn.remove(framework).unwrap();
+        assert_eq!(change.action, Action::NotInstalled, "{framework}: {what}");
+        assert_eq!(read(&path), bytes);
+    }
+    let mut attempts = vec![("install", cairn.install(framework))];
+    if remove_too {
+        attempts.push(("remove", cairn.remove(framework)));
+    }
+    for (verb, result) in attempts {
+        let error = result.expect_err(&format!("{framework} {verb}: {what}"));
+        let message = error.to_string();
+        assert!(
+            message.contains(&path.display().to_string()),
+            "{framework} {verb} ({what}): {message}"
+        );
+        assert!(matches!(error, Error::Malformed { .. }), "{message}");
+        assert!(error.is_bad_input());
+        assert_eq!(read(&path), bytes, "{framework} {verb}: file untouched");
+    }
+    let status = cairn.status(framework).unwrap();
+    assert_eq!(status.problem.is_some(), remove_too, "{status:?}");
+    assert_eq!(sandbox.backup_count(), 0);
+}
+
+#[test]
+fn malformed_json_is_refused() {
+    refused("claude-code", b"{\"numStartups\": 42,,}", "invalid JSON");
+    refused("claude-code", b"{\"numStartups\": 42", "truncated JSON");
+    refused(
+        "cursor",
+        b"{\n  // comment\n  \"mcpServers\": {}\n}\n",
+        "comments in strict JSON",
+    );
+    refused("crush", b"{\"mcp\": {},}", "trailing comma in strict JSON");
+    refused("claude-code", b"[1, 2, 3]", "top level not an object");
+    refused("copilot-cli", b"\"mcpServers\"", "top level a string");
+    refused(
+        "claude-code",
+        b"{\"mcpServers\": []}",
+        "container holds an array",
+    );
+    refused("cursor", b"{\"mcpServers\": null}", "container holds null");
+    refused("gemini-cli", b"{ /* unterminated", "unterminated comment");
+    refused(
+        "opencode",
+        b"{\"mcp\": \"off\"}",
+        "container holds a string",
+    );
+    refused("qwen-code", b"{\"a\": 1} {\"b\": 2}", "two values");
+}
+
+#[test]
+fn malformed_toml_is_refused() {
+    refused("codex", b"model = \"o3\nsandbox = 1\n", "invalid TOML");
+    refused(
+        "codex",
+        b"[mcp_servers]\n[mcp_servers]\n",
+        "duplicate table",
+    );
+    refused(
+        "codex",
+        b"mcp_servers = \"none\"\n",
+        "container not a table",
+    );
+    install_refused(
+        "codex",
+        b"mcp_servers = { github = { command = \"npx\" } }\n",
+        "container is an inline table",
+    );
+}
+
+#[test]
+fn malformed_or_unsupported_yaml_is_refused() {
+    refused("goose", b"extensions: [developer\n", "invalid YAML");
+    install_refused(
+        "goose",
+        b"GOOSE_MODEL: x\nextensions: {developer: {enabled: true}}\n",
+        "flow-style extensions",
+    );
+    refused(
+        "goose",
+        b"extensions:\n- developer\n",
+        "extensions is a list",
+    );
+    refused("goose", b"extensions: none\n", "extensions is a string");
+    refused("goose", b"- a\n- b\n", "top level a list");
+    refused("goose", b"a: 1\n---\nb: 2\n", "two documents");
+    install_refused(
+        "goose",
+        b"base: &ext\n  dev: {}\nextensions: *ext\n",
+        "extensions is an alias",
+    );
+}
+
+#[test]
+fn an_entry_cairn_cannot_edit_is_reported_not_touched() {
+    let bytes = b"extensions: {cairn: {cmd: /old/cairn, args: [mcp]}}\n";
+    let sandbox = Sandbox::new();
+    let path = sandbox.put("goose", bytes);
+    let cairn = sandbox.cairn();
+    let status = cairn.status("goose").unwrap();
+    assert!(status.installed && !status.current, "{status:?}");
+    for error in [
+        cairn.install("goose").unwrap_err(),
+        cairn.remove("goose").unwrap_err(),
+    ] {
+        assert!(error.to_string().contains("flow style"), "{error}");
+        assert!(error.to_string().contains(&path.display().to_string()));
+    }
+    assert_eq!(read(&path), bytes);
+}
+
+#[test]
+fn non_utf8_is_refused() {
+    refused(
+        "cursor",
+        b"{\"mcpServers\": {\"x\": \"\xff\xfe\"}}",
+        "not UTF-8",
+    );
+}
+
+#[test]
+fn a_huge_file_is_refused_unread() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.cairn().config_path("claude-code").unwrap();
+    let file = fs_err::File::create(&path).unwrap();
+    file.set_len(cairn_integrate::MAX_CONFIG_BYTES + 1).unwrap();
+    drop(file);
+    let error = sandbox.cairn().install("claude-code").unwrap_err();
+    assert!(matches!(error, Error::TooLarge { .. }), "{error}");
+    assert!(error.to_string().contains(&path.display().to_string()));
+    assert_eq!(
+        fs_err::metadata(&path).unwrap().len(),
+        cairn_integrate::MAX_CONFIG_BYTES + 1
+    );
+}
+
+#[test]
+fn a_directory_in_place_of_the_file_is_refused() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.cairn().config_path("cursor").unwrap();
+    fs_err::create_dir_all(&path).unwrap();
+    let error = sandbox.cairn().install("cursor").unwrap_err();
+    assert!(
+        error.to_string().contains(&path.display().to_string()),
+        "{error}"
+    );
+    assert!(path.is_dir());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new();
+    let path = sandbox.put("cursor", b"{}\n");
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if fs_err::read(&path).is_ok() {
+        // Running as root: permissions do not stop reads, nothing to test here.
+        return;
+    }
+    let error = sandbox.cairn().install("cursor").unwrap_err();
+    assert!(matches!(error, Error::Read { .. }), "{error}");
+    assert!(
+        error.to_string().contains(&path.display().to_string()),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_unknown_framework_is_refused() {
+    let sandbox = Sandbox::new();
+    let error = sandbox.cairn().install("vim").unwrap_err();
+    assert!(matches!(error, Error::UnknownFramework(_)));
+    assert!(error.is_bad_input());
+    assert!(error.to_string().contains("claude-code"), "{error}");
+}
+
+#[test]
+fn actions_read_as_their_serialised_names() {
+    for action in [
+        Action::Installed,
+        Action::Updated,
+        Action::AlreadyInstalled,
+        Action::Removed,
+        Action::NotInstalled,
+    ] {
+        assert_eq!(
+            serde_json::to_value(action).unwrap(),
+            Value::from(action.as_str())
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files: symlinks, permissions, blank files, opencode's two names.
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_config_is_followed_and_said_so() {
+    let sandbox = Sandbox::new();
+    let original = fixture("claude-code").unwrap();
+    let dotfiles = sandbox.home.join("dotfiles");
+    fs_err::create_dir_all(&dotfiles).unwrap();
+    let target = dotfiles.join("claude.json");
+    fs_err::write(&target, &original).unwrap();
+    let link = sandbox.cairn().config_path("claude-code").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    let change = sandbox.cairn().install("claude-code").unwrap();
+    assert_eq!(change.action, Action::Installed);
+    assert_eq!(change.via_symlink.as_deref(), Some(link.as_path()));
+    assert_eq!(change.path, fs_err::canonicalize(&target).unwrap());
+    assert!(
+        change.notes.iter().any(|note| note.contains("symlink")),
+        "{change:?}"
+    );
+    assert!(
+        fs_err::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_ne!(read(&target), original);
+
+    sandbox.cairn().remove("claude-code").unwrap();
+    assert!(
+        fs_err::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(read(&target), original);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_to_nowhere_is_refused() {
+    let sandbox = Sandbox::new();
+    let link = sandbox.cairn().config_path("claude-code").unwrap();
+    std::os::unix::fs::symlink(sandbox.home.join("missing.json"), &link).unwrap();
+    let error = sandbox.cairn().install("claude-code").unwrap_err();
+    assert!(
+        error.to_string().contains(&link.display().to_string()),
+        "{error}"
+    );
+    assert!(!sandbox.home.join("missing.json").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_are_kept() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new();
+    let path = sandbox.put("claude-code", &fixture("claude-code").unwrap());
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let change = sandbox.cairn().install("claude-code").unwrap();
+    let mode = |path: &Path| fs_err::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(
+        mode(&change.backup.unwrap()),
+        0o600,
+        "the backup is as private"
+    );
+    sandbox.cairn().remove("claude-code").unwrap();
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn a_blank_file_is_filled_and_given_back() {
+    for (framework, blank) in [("gemini-cli", "\n"), ("codex", ""), ("goose", "\n\n")] {
+        let sandbox = Sandbox::new();
+        let path = sandbox.put(framework, blank.as_bytes());
+        let cairn = sandbox.cairn();
+        assert_eq!(cairn.install(framework).unwrap().action, Action::Installed);
+        let doc = parse(framework, &read(&path));
+        assert_eq!(
+            doc[container(framework)]["cairn"],
+            expected_entry(framework, CAIRN)
+        );
+        cairn.remove(framework).unwrap();
+        assert_eq!(read(&path), blank.as_bytes(), "{framework}");
+    }
+}
+
+#[test]
+fn opencode_uses_the_jsonc_file_when_there_is_one() {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.cairn();
+    let dir = sandbox.home.join(".config/opencode");
+    assert_eq!(
+        cairn.config_path("opencode").unwrap(),
+        dir.join("opencode.json")
+    );
+    fs_err::create_dir_all(&dir).unwrap();
+    fs_err::write(dir.join("opencode.jsonc"), fixture("opencode").unwrap()).unwrap();
+    assert_eq!(
+        cairn.config_path("opencode").unwrap(),
+        dir.join("opencode.jsonc")
+    );
+    cairn.install("opencode").unwrap();
+    assert!(!dir.join("opencode.json").exists());
+}
+
+#[test]
+fn config_paths_follow_the_environment() {
+    let home = PathBuf::from("/home/u");
+    let env = Env::for_home(&home)
+        .with_var("XDG_CONFIG_HOME", "/xdg")
+        .with_var("QWEN_HOME", "/q")
+        .with_var("COPILOT_HOME", "")
+        .with_var("CODEX_HOME", "/c");
+    let cairn = Integrations::new(env, CAIRN, "/backups");
+    let path = |framework: &str| cairn.config_path(framework).unwrap();
+    assert_eq!(path("claude-code"), home.join(".claude.json"));
+    assert_eq!(path("codex"), PathBuf::from("/c/config.toml"));
+    assert_eq!(path("gemini-cli"), home.join(".gemini/settings.json"));
+    assert_eq!(
+        path("opencode"),
+        PathBuf::from("/xdg/opencode/opencode.json")
+    );
+    assert_eq!(path("cursor"), home.join(".cursor/mcp.json"));
+    assert_eq!(path("qwen-code"), PathBuf::from("/q/settings.json"));
+    assert_eq!(path("crush"), PathBuf::from("/xdg/crush/crush.json"));
+    assert_eq!(path("copilot-cli"), home.join(".copilot/mcp-config.json"));
+    assert_eq!(path("goose"), PathBuf::from("/xdg/goose/config.yaml"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// list().
+
+#[test]
+fn list_reports_before_and_after() {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.cairn();
+    let list = cairn.list();
+    assert_eq!(
+        list.iter().map(|s| s.framework).collect::<Vec<_>>(),
+        Integrations::frameworks()
+    );
+    assert!(
+        list.iter()
+            .all(|s| !s.exists && !s.detected && !s.installed && s.problem.is_none())
+    );
+
+    // Codex is installed (its home exists) and has a config; Cursor's file is broken.
+    sandbox.put("codex", &fixture("codex").unwrap());
+    sandbox.put("cursor", b"{ nope");
+    let list = cairn.list();
+    let get = |list: &[cairn_integrate::IntegrationStatus], id: &str| {
+        list.iter().find(|s| s.framework == id).unwrap().clone()
+    };
+    let codex = get(&list, "codex");
+    assert!(
+        codex.exists && codex.detected && !codex.installed,
+        "{codex:?}"
+    );
+    let cursor = get(&list, "cursor");
+    assert!(cursor.detected && cursor.problem.is_some(), "{cursor:?}");
+    assert!(
+        cursor
+            .problem
+            .unwrap()
+            .contains(&cursor.path.display().to_string())
+    );
+
+    cairn.install("codex").unwrap();
+    cairn.install("goose").unwrap();
+    let list = cairn.list();
+    for id in ["codex", "goose"] {
+        let status = get(&list, id);
+        assert!(status.exists && status.detected && status.installed && status.current);
+    }
+    let stale = sandbox.cairn_at("/elsewhere/cairn").list();
+    assert!(!get(&stale, "codex").current && get(&stale, "codex").installed);
+
+    cairn.remove("codex").unwrap();
+    assert!(!get(&cairn.list(), "codex").installed);
+}
+
+#[test]
+fn fixtures_cover_the_awkward_cases() {
+    let text = |framework: &str| String::from_utf8(fixture(framework).unwrap()).unwrap();
+    assert!(text("cursor").contains("\r\n"), "CRLF");
+    assert!(!text("claude-code").ends_with('\n'), "no final newline");
+    assert!(!text("goose").ends_with('\n'), "no final newline (YAML)");
+    assert!(text("copilot-cli").contains("\n\t\""), "tabs");
+    assert!(text("gemini-cli").contains("\n    \""), "4 spaces");
+    assert!(
+        text("qwen-code").contains("\"mcpServers\": {}"),
+        "empty container"
+    );
+    assert!(
+        !text("gemini-cli").contains("mcpServers"),
+        "missing container"
+    );
+    assert!(text("opencode").contains("},\n"), "trailing commas");
+    assert!(text("codex").contains("# MCP servers"), "TOML comments");
+    assert!(text("goose").contains("  # fetched docs"), "YAML comments");
+    assert_eq!(fixture_name("opencode").unwrap(), "opencode.jsonc");
+    assert!(fixture("crush").is_none(), "an absent file");
+}

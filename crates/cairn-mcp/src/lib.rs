@@ -1,0 +1,527 @@
+//! # cairn-mcp
+//!
+//! `cairn mcp`: Cairn's tools for agents over MCP (stdio). A thin client of the running
+//! service: every tool call goes to the service's loopback API (found through its
+//! `service.json`, read again on each call so a service started later is found), and when no
+//! service runs the tool answers with a sentence saying how to start one. The server itself
+//! never stops on a failed call.
+//!
+//! Tools: `search`, `open`, `explore` and `notes` (the memory-tool contract: `view`,
+//! `create`, `str_replace`, `insert`, `delete`, `rename`, over the notes of the project the
+//! agent works in, or the user's own). A read-only server (`cairn mcp --read-only`) offers
+//! `notes` with `view` only, and the service refuses its writes too.
+#![deny(missing_docs)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_core::api::{
+    ExploreRes, NoteAccess, NoteCommandRes, NoteScopeKind, OpenRes, SearchRes, TurnView,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// How `cairn mcp` runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The running service's `service.json`.
+    pub service_file: PathBuf,
+    /// The project the agent works in (from its working directory), if any.
+    pub project: Option<String>,
+    /// Notes access for this client.
+    pub access: NoteAccess,
+}
+
+/// The most a tool answer holds (agents pay for every character).
+const MAX_ANSWER: usize = 60_000;
+
+/// The MCP server.
+#[derive(Debug, Clone)]
+pub struct CairnMcp {
+    opts: Arc<Options>,
+}
+
+/// Serves MCP on stdin/stdout until the client goes away.
+pub async fn serve_stdio(opts: Options) -> Result<(), String> {
+    let server = CairnMcp {
+        opts: Arc::new(opts),
+    };
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("cannot start the MCP session: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP session ended abnormally: {e}"))?;
+    Ok(())
+}
+
+fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(serde_json::Map::new()),
+    }
+}
+
+impl CairnMcp {
+    /// A server with these options (for embedding and tests).
+    pub fn new(opts: Options) -> Self {
+        Self {
+            opts: Arc::new(opts),
+        }
+    }
+
+    /// The tools, with descriptions written for agents.
+    pub fn tools(&self) -> Vec<Tool> {
+        let read_only = self.opts.access == NoteAccess::ReadOnly;
+        let scope_note = match &self.opts.project {
+            Some(p) => format!(
+                "Notes live in two scopes: `project` (this project, {p}; the default) and `user` \
+                 (yours, visible in every project)."
+            ),
+            None => "Notes live in the `user` scope (no project was found for this working \
+                     directory)."
+                .to_owned(),
+        };
+        let notes_desc = if read_only {
+            format!(
+                "Read Cairn's titled Markdown notes (read-only for this client). `view` with \
+                 path \"\" lists the notes; `view` with a path shows a note with line numbers. \
+                 {scope_note}"
+            )
+        } else {
+            format!(
+                "Keep titled Markdown notes that outlast this session: conventions, decisions, \
+                 pitfalls, how-tos worth remembering. One topic per file, a `# Title` first \
+                 line. Commands: `view` (path \"\" lists the notes; a file shows with line \
+                 numbers), `create` (path, file_text; overwrites), `str_replace` (path, old_str \
+                 that occurs exactly once, new_str), `insert` (path, insert_line: 0 = top, \
+                 insert_text), `delete` (path), `rename` (path, new_path). Writes accept \
+                 expected_sha256 (from a previous answer): if the note changed since, the \
+                 write fails with a conflict and nothing is changed. Never store secrets; \
+                 they are redacted. {scope_note}"
+            )
+        };
+        let mut commands = vec!["view"];
+        if !read_only {
+            commands.extend(["create", "str_replace", "insert", "delete", "rename"]);
+        }
+        vec![
+            Tool::new(
+                "search",
+                "Search everything Cairn remembers from your past sessions with every coding \
+                 agent (Claude Code, Codex, Gemini CLI, Cursor, …) and the user's notes: by \
+                 meaning and by keywords. Use it before re-solving something that may have \
+                 come up before (an error message, a decision, how a build or deploy works). \
+                 Returns the best matches first, each with its id, where and when it happened, \
+                 and the matching passage; pass an id to `open` for the whole conversation turn.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "What to look for: words, an error message, a question."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "How many results (20 by default, at most 200)."},
+                        "since": {"type": "string", "description": "Prefer results from this date on (YYYY-MM-DD or RFC 3339); the rest still follow."},
+                        "until": {"type": "string", "description": "Prefer results up to this date; the rest still follow."},
+                        "project": {"type": "string", "description": "Only this project (a project identity as search results show it)."},
+                        "kinds": {"type": "array", "items": {"type": "string", "enum": ["record", "note"]}, "description": "Only these kinds: `record` (conversation turns), `note`."}
+                    },
+                    "required": ["query"]
+                })),
+            ),
+            Tool::new(
+                "open",
+                "Open one search result whole by its id: a conversation turn (`r_…`) with the \
+                 request, every reply and tool step, and its neighbours' ids; or a note \
+                 (`n_…`) with its full Markdown.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"id": {"type": "string", "description": "An id from search or explore."}},
+                    "required": ["id"]
+                })),
+            ),
+            Tool::new(
+                "explore",
+                "Walk from an id or a concept to what relates to it: the turns around it in its \
+                 conversation, the concepts it is about, and other turns and notes about those \
+                 concepts. Use it to gather context around a result, or to see what is known \
+                 about a topic. Give `id` or `concept`.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "Start from this record or note id."},
+                        "concept": {"type": "string", "description": "Or start from this word or short phrase."},
+                        "depth": {"type": "integer", "minimum": 1, "maximum": 3, "description": "Steps out (1 by default)."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many related things (20 by default)."}
+                    }
+                })),
+            ),
+            Tool::new(
+                "notes",
+                notes_desc,
+                schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "enum": commands},
+                        "path": {"type": "string", "description": "Relative path of the note, e.g. `conventions.md` or `db/migrations.md`; \"\" for the list."},
+                        "scope": {"type": "string", "enum": ["project", "user"], "description": "Which notes (project by default when there is a project)."},
+                        "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "description": "view: first and last line (1-based; -1 = to the end)."},
+                        "file_text": {"type": "string"},
+                        "old_str": {"type": "string"},
+                        "new_str": {"type": "string"},
+                        "insert_line": {"type": "integer", "minimum": 0},
+                        "insert_text": {"type": "string"},
+                        "new_path": {"type": "string"},
+                        "expected_sha256": {"type": "string", "description": "Write only if the note still has this content hash."}
+                    },
+                    "required": ["command"]
+                })),
+            ),
+        ]
+    }
+
+    /// Runs one tool; a failure is an answer with `is_error`, never a crash.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: serde_json::Map<String, Value>,
+        client: &str,
+    ) -> CallToolResult {
+        match self.run(name, args, client).await {
+            Ok((text, structured)) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(clip(text))]);
+                r.structured_content = structured;
+                r
+            }
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        }
+    }
+
+    async fn rpc(&self, method: &str, params: Value) -> Result<Value, String> {
+        let file = self.opts.service_file.clone();
+        let method = method.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let Some(client) = cairn_api::Client::discover(&file) else {
+                return Err(NOT_RUNNING.to_owned());
+            };
+            client.call(&method, &params).map_err(|e| {
+                if e.code == cairn_core::ErrorCode::Unavailable {
+                    format!("{NOT_RUNNING} ({})", e.message)
+                } else {
+                    format!("{}: {}", e.code, e.message)
+                }
+            })
+        })
+        .await
+        .map_err(|e| format!("internal error: {e}"))?
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        mut args: serde_json::Map<String, Value>,
+        client: &str,
+    ) -> Result<(String, Option<Value>), String> {
+        match name {
+            "search" => {
+                let query = args
+                    .get("query")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim();
+                if query.is_empty() {
+                    return Err("search needs a `query`".into());
+                }
+                let mut params = serde_json::Map::new();
+                for key in ["query", "limit", "since", "until", "project", "kinds"] {
+                    if let Some(v) = args.remove(key) {
+                        params.insert(key.into(), v);
+                    }
+                }
+                params.insert("rerank".into(), Value::Bool(true));
+                let v = self.rpc("search", Value::Object(params)).await?;
+                let res: SearchRes =
+                    serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                Ok((format_search(&res), Some(v)))
+            }
+            "open" => {
+                let id = args.get("id").and_then(Value::as_str).unwrap_or("").trim();
+                if id.is_empty() {
+                    return Err("open needs an `id` (from search or explore)".into());
+                }
+                let v = self.rpc("open", json!({"id": id})).await?;
+                let res: OpenRes = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                Ok((format_open(&res), Some(v)))
+            }
+            "explore" => {
+                let mut params = serde_json::Map::new();
+                for key in ["id", "concept", "depth", "limit"] {
+                    if let Some(v) = args.remove(key) {
+                        params.insert(key.into(), v);
+                    }
+                }
+                let v = self.rpc("explore", Value::Object(params)).await?;
+                let res: ExploreRes =
+                    serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                Ok((format_explore(&res), Some(v)))
+            }
+            "notes" => {
+                let command = args
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                if command.is_empty() {
+                    return Err("notes needs a `command`: view, create, str_replace, insert, delete or rename".into());
+                }
+                if self.opts.access == NoteAccess::ReadOnly && command != "view" {
+                    return Err(format!(
+                        "forbidden: this client has read-only access to notes; `{command}` is a write"
+                    ));
+                }
+                let scope = match args.remove("scope").as_ref().and_then(Value::as_str) {
+                    Some("user") => NoteScopeKind::User,
+                    Some("project") | None if self.opts.project.is_some() => NoteScopeKind::Project,
+                    None => NoteScopeKind::User,
+                    Some("project") => {
+                        return Err("there is no project here (the working directory is not in one): use scope `user`".into());
+                    }
+                    Some(other) => {
+                        return Err(format!("unknown scope {other:?}: use project or user"));
+                    }
+                };
+                let mut params = serde_json::Map::new();
+                for key in [
+                    "command",
+                    "path",
+                    "view_range",
+                    "file_text",
+                    "old_str",
+                    "new_str",
+                    "insert_line",
+                    "insert_text",
+                    "new_path",
+                    "expected_sha256",
+                ] {
+                    if let Some(v) = args.remove(key) {
+                        params.insert(key.into(), v);
+                    }
+                }
+                if !args.is_empty() {
+                    let keys: Vec<&String> = args.keys().collect();
+                    return Err(format!("unknown arguments for notes: {keys:?}"));
+                }
+                params.insert(
+                    "scope".into(),
+                    serde_json::to_value(scope).map_err(|e| e.to_string())?,
+                );
+                if scope == NoteScopeKind::Project {
+                    params.insert("project".into(), json!(self.opts.project));
+                }
+                params.insert(
+                    "access".into(),
+                    serde_json::to_value(self.opts.access).map_err(|e| e.to_string())?,
+                );
+                params.insert("author".into(), json!(format!("agent:{client}")));
+                let v = self.rpc("note_command", Value::Object(params)).await?;
+                let res: NoteCommandRes =
+                    serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let mut text = res.output.clone();
+                if let Some(sha) = &res.sha256 {
+                    text.push_str(&format!("\n(sha256 {sha})"));
+                }
+                Ok((text, Some(v)))
+            }
+            other => Err(format!(
+                "unknown tool {other:?}: use search, open, explore or notes"
+            )),
+        }
+    }
+}
+
+/// What every tool says when no service runs.
+pub const NOT_RUNNING: &str = "Cairn's service is not running. Start the Cairn desktop app, or run \
+     `cairn daemon` in a terminal, then call this tool again.";
+
+fn clip(mut text: String) -> String {
+    if text.len() > MAX_ANSWER {
+        let mut cut = MAX_ANSWER;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n… (cut: the answer was too long; open a single id for the rest)");
+    }
+    text
+}
+
+fn day(ts: &str) -> &str {
+    ts.get(..10).unwrap_or(ts)
+}
+
+fn format_search(res: &SearchRes) -> String {
+    if res.hits.is_empty() {
+        return "Nothing found.".into();
+    }
+    let mut out = String::new();
+    for (i, h) in res.hits.iter().enumerate() {
+        let place = match (&h.title, &h.project) {
+            (Some(t), _) => format!("note \"{t}\""),
+            (None, Some(p)) => format!("{} · {p}", h.framework),
+            (None, None) => h.framework.clone(),
+        };
+        out.push_str(&format!(
+            "{}. [{}] {place} · {}{}\n   {}\n",
+            i + 1,
+            h.id,
+            day(&h.timestamp),
+            if h.in_range {
+                ""
+            } else {
+                " (outside the dates asked)"
+            },
+            h.passage.split_whitespace().collect::<Vec<_>>().join(" ")
+        ));
+    }
+    for n in &res.notes {
+        out.push_str(&format!("({n})\n"));
+    }
+    out
+}
+
+fn format_turn(t: &TurnView) -> String {
+    let mut out = format!("Request ({}): {}\n", t.started_at, t.request);
+    for s in &t.steps {
+        match s.get("type").and_then(Value::as_str) {
+            Some("text") => out.push_str(&format!(
+                "Reply: {}\n",
+                s.get("text").and_then(Value::as_str).unwrap_or("")
+            )),
+            Some("tool") => out.push_str(&format!(
+                "Tool {}: {}\n  → {}\n",
+                s.get("name").and_then(Value::as_str).unwrap_or("?"),
+                s.get("input").map(Value::to_string).unwrap_or_default(),
+                s.get("output")
+                    .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned))
+                    .unwrap_or_default()
+            )),
+            _ => {}
+        }
+    }
+    out.push_str(&format!("Outcome: {}\n", t.outcome));
+    out
+}
+
+fn format_open(res: &OpenRes) -> String {
+    if let Some(r) = &res.record {
+        let mut out = format!(
+            "[{}] {} · {} · turn {} of {} in session {}\n",
+            r.turn.id,
+            r.framework,
+            r.project.as_deref().unwrap_or("no project"),
+            r.position,
+            r.session_turns,
+            r.session_id
+        );
+        out.push_str(&format_turn(&r.turn));
+        if !r.neighbours.is_empty() {
+            out.push_str(&format!(
+                "Neighbouring turns: {}\n",
+                r.neighbours.join(", ")
+            ));
+        }
+        return out;
+    }
+    if let Some(n) = &res.note {
+        return format!(
+            "[{}] note {} ({} scope{}) · updated {} · sha256 {}\n\n{}",
+            n.note.id,
+            n.note.path,
+            match n.note.scope {
+                NoteScopeKind::User => "user",
+                NoteScopeKind::Project => "project",
+            },
+            n.note
+                .project
+                .as_deref()
+                .map(|p| format!(", {p}"))
+                .unwrap_or_default(),
+            n.note.updated_at,
+            n.note.sha256,
+            n.content
+        );
+    }
+    "Nothing to show.".into()
+}
+
+fn format_explore(res: &ExploreRes) -> String {
+    let mut out = format!(
+        "From {} ({}): {}\n",
+        res.start.id, res.start.kind, res.start.label
+    );
+    if res.nodes.is_empty() {
+        out.push_str("Nothing related found.\n");
+    }
+    for n in &res.nodes {
+        let how: Vec<&str> = res
+            .edges
+            .iter()
+            .filter(|e| e.to == n.id)
+            .map(|e| e.relation.as_str())
+            .collect();
+        out.push_str(&format!(
+            "{}- [{}] {} {}{}\n",
+            "  ".repeat(n.depth.saturating_sub(1) as usize),
+            n.id,
+            n.kind,
+            n.label,
+            if how.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", how.join(", "))
+            }
+        ));
+    }
+    out
+}
+
+impl ServerHandler for CairnMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Cairn is the user's memory across coding-agent sessions. Use `search` before \
+                 re-solving a problem that may have come up before, `open` to read a result \
+                 whole, `explore` for related context, and `notes` to keep what should be \
+                 remembered.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let client = context
+            .peer
+            .peer_info()
+            .map(|i| i.client_info.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "mcp".into());
+        let args = request.arguments.unwrap_or_default();
+        Ok(self.call(&request.name, args, &client).await.into())
+    }
+}

@@ -1,0 +1,110 @@
+import type { ComponentProps } from "svelte";
+import { render } from "svelte/server";
+import { describe, expect, it } from "vitest";
+import type { IntegrationChange, IntegrationView } from "../generated";
+import { changeSummary, integrationActions, integrationState, sortIntegrations } from "../lib/integrations";
+import IntegrationsList from "./IntegrationsList.svelte";
+
+const view = (framework: string, over: Partial<IntegrationView> = {}): IntegrationView => ({
+  framework,
+  path: `/home/dev/.${framework}/config`,
+  detected: true,
+  exists: true,
+  installed: false,
+  current: false,
+  ...over,
+});
+
+const LIST: IntegrationView[] = [
+  view("gemini-cli", { detected: false, exists: false }),
+  view("codex", { path: "/home/dev/.codex/config.toml" }),
+  view("claude-code", { installed: true, current: true }),
+  view("cursor", { installed: true, current: false }),
+];
+
+/** One `<li>` per row, by its data-framework. */
+function rows(html: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of html.matchAll(/<li class="integration[^"]*"[^>]*data-framework="([^"]+)"[^>]*>([\s\S]*?)<\/li>/g)) out.set(m[1]!, m[0]);
+  return out;
+}
+
+function html(props: Partial<ComponentProps<typeof IntegrationsList>> = {}): string {
+  return render(IntegrationsList, { props: { integrations: LIST, onset: () => {}, ...props } }).body.replace(/<!--[^>]*-->/g, "");
+}
+
+describe("integration states", () => {
+  it("classifies rows and offers the right buttons", () => {
+    expect(LIST.map(integrationState)).toEqual(["missing", "available", "installed", "stale"]);
+    expect(integrationActions(LIST[1]!)).toEqual({ install: "Install", remove: false });
+    expect(integrationActions(LIST[2]!)).toEqual({ install: null, remove: true });
+    expect(integrationActions(LIST[3]!)).toEqual({ install: "Update", remove: true });
+  });
+
+  it("lists detected frameworks first, by name", () => {
+    expect(sortIntegrations(LIST).map((v) => v.framework)).toEqual(["claude-code", "codex", "cursor", "gemini-cli"]);
+  });
+
+  it("summarises a change", () => {
+    const change: IntegrationChange = { framework: "codex", path: "/h/.codex/config.toml", action: "installed", backup: null, notes: [] };
+    expect(changeSummary(change)).toBe("Codex: installed in /h/.codex/config.toml.");
+    expect(changeSummary({ ...change, action: "removed" })).toBe("Codex: removed from /h/.codex/config.toml.");
+    expect(changeSummary({ ...change, action: "already_installed" })).toMatch(/nothing changed/);
+  });
+});
+
+describe("IntegrationsList", () => {
+  it("renders one row per framework with its path, state and buttons", () => {
+    const out = html();
+    const byFramework = rows(out);
+    expect([...byFramework.keys()]).toEqual(["claude-code", "codex", "cursor", "gemini-cli"]);
+
+    const codex = byFramework.get("codex")!;
+    expect(codex).toContain('data-state="available"');
+    expect(codex).toContain('data-detected="true"');
+    expect(codex).toContain("/home/dev/.codex/config.toml");
+    expect(codex).toContain("Not installed");
+    expect(codex).toMatch(/data-testid="integration-install"[^>]*>\s*Install\s*</);
+    expect(codex).not.toContain('data-testid="integration-remove"');
+
+    const claude = byFramework.get("claude-code")!;
+    expect(claude).toContain("Installed");
+    expect(claude).toContain('data-testid="integration-remove"');
+    expect(claude).not.toContain('data-testid="integration-install"');
+
+    const cursor = byFramework.get("cursor")!;
+    expect(cursor).toContain("Out of date");
+    expect(cursor).toMatch(/data-testid="integration-install"[^>]*>\s*Update\s*</);
+
+    const gemini = byFramework.get("gemini-cli")!;
+    expect(gemini).toContain("Not detected");
+    expect(gemini).toContain("does not exist yet");
+  });
+
+  it("shows a change's result with its backup under its row, and an error under its row", () => {
+    const out = html({
+      result: { framework: "codex", path: "/home/dev/.codex/config.toml", action: "installed", backup: "/home/dev/.codex/config.toml.cairn-bak", notes: ["edited through a symlink"] },
+      error: { framework: "cursor", message: "Could not update Cursor: permission denied" },
+    });
+    const byFramework = rows(out);
+    const codex = byFramework.get("codex")!;
+    expect(codex).toContain('data-testid="integration-result"');
+    expect(codex).toContain('data-action="installed"');
+    expect(codex).toContain("/home/dev/.codex/config.toml.cairn-bak");
+    expect(codex).toContain("edited through a symlink");
+    expect(byFramework.get("cursor")).toContain("permission denied");
+    expect(byFramework.get("claude-code")).not.toContain("integration-result");
+  });
+
+  it("disables every button while a change runs", () => {
+    const out = html({ busy: "codex" });
+    const buttons = [...out.matchAll(/<button[^>]*data-testid="integration-(?:install|remove)"[^>]*>/g)].map((m) => m[0]);
+    expect(buttons.length).toBe(5);
+    for (const b of buttons) expect(b).toContain("disabled");
+  });
+
+  it("escapes what the service reports", () => {
+    const out = html({ integrations: [view("codex", { path: "<script>x</script>" })] });
+    expect(out).not.toContain("<script>");
+  });
+});

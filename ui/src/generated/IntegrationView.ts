@@ -1,0 +1,26 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type IntegrationView = { 
+/**
+ * The framework (`claude-code`, `codex`, …).
+ */
+framework: string, 
+/**
+ * Its config file.
+ */
+path: string, 
+/**
+ * Whether the framework seems installed (its home exists).
+ */
+detected: boolean, 
+/**
+ * Whether the config file exists.
+ */
+exists: boolean, 
+/**
+ * Whether Cairn is registered there.
+ */
+installed: boolean, 
+/**
+ * Whether the registration runs this Cairn binary (false: stale path).
+ */
+current: boolean, };
