@@ -80,11 +80,27 @@ pub(crate) fn spawn_maintenance(
                 let _permit = service.write_permit().await;
                 service.store().checkpoint().await
             };
+            // New vectors are folded into the vector index's graph while nothing else runs
+            // (searches go on meanwhile; only flushes wait).
+            let optimized = match service.dense_parts().await {
+                Some(d) => tokio::task::spawn_blocking(move || d.index.optimize())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| e.message)),
+                None => Ok(false),
+            };
+            if let Err(e) = &optimized {
+                tracing::warn!(error = %e, "cannot optimize the vector index");
+            }
             match result {
                 Ok(()) => board.report(
                     MAINTENANCE,
                     WorkerState::Idle,
-                    Some("checkpointed the store".into()),
+                    Some(if optimized == Ok(true) {
+                        "checkpointed the store and optimized the vector index".into()
+                    } else {
+                        "checkpointed the store".into()
+                    }),
                     None,
                 ),
                 Err(e) => board.report(

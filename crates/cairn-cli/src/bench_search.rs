@@ -106,18 +106,24 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| temp.path().join("bench"));
     fs_err::create_dir_all(&dir)?;
-    let store = Store::open(&dir.join("cairn.db")).await?;
-    let text = TextIndex::open(&dir.join("text"))?;
-    let vectors = EmbeddedIndex::create(&dir.join("vectors"))
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    vectors
-        .ensure(DIM)
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let mut rng = Lcg(7);
     let mut vecs = Gen::low_rank(1, DIM);
     let mut have = 0usize;
     let mut rows = Vec::new();
-    for &target in &args.steps {
+    for (step, &target) in args.steps.iter().enumerate() {
+        // Opened for each step and closed before the measuring process opens them (the
+        // keyword index takes a writer lock).
+        let store = Store::open(&dir.join("cairn.db")).await?;
+        let text = TextIndex::open(&dir.join("text"))?;
+        let vectors = if step == 0 {
+            EmbeddedIndex::create(&dir.join("vectors"))
+        } else {
+            EmbeddedIndex::open(&dir.join("vectors"))
+        }
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        vectors
+            .ensure(DIM)
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         eprintln!(
             "growing the store to {target} records ({} vectors)…",
             target * args.points_per_record
@@ -178,6 +184,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             indexed.as_secs_f64(),
             optimized.as_secs_f64()
         );
+        drop(text);
+        drop(vectors);
+        store.close().await?;
         let out = Command::new(std::env::current_exe()?)
             .args(["bench", "search-phase", "--queries"])
             .arg(args.queries.to_string())

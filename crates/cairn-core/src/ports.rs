@@ -148,4 +148,10 @@ pub trait VectorIndex: Send + Sync {
     fn clear(&self) -> Result<(), BackendError>;
     /// Makes everything written so far durable.
     fn flush(&self) -> Result<(), BackendError>;
+    /// Reorganises what was written since the last call for faster search (builds the
+    /// graph index of new points). Blocking and CPU-heavy: run it when idle. Backends that
+    /// do this on their own (a Qdrant server) do nothing. Returns whether anything changed.
+    fn optimize(&self) -> Result<bool, BackendError> {
+        Ok(false)
+    }
 }

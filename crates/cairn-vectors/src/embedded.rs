@@ -722,6 +722,10 @@ impl VectorIndex for EmbeddedIndex {
         Ok(())
     }
 
+    fn optimize(&self) -> Result<bool, BackendError> {
+        EmbeddedIndex::optimize(self)
+    }
+
     fn flush(&self) -> Result<(), BackendError> {
         // The write lock keeps updates out: `EdgeShard::flush` panics if one holds the WAL.
         let guard = self.write()?;
