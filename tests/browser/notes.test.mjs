@@ -1,6 +1,7 @@
 // End-to-end: the Notes view against a real `cairn daemon` — create, edit, preview, scopes,
-// the unsaved-changes guard, a conflicting save, version history (restore, redact), rename
-// and delete. What the page shows is checked against what the API says.
+// the unsaved-changes guard, a conflicting save, version history (restore, redact), rename,
+// delete, and opening a note from a Search hit. What the page shows is checked against what
+// the API says.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
@@ -278,6 +279,50 @@ describe("Notes in a browser against cairn daemon", { timeout: 240_000 }, () => 
     const gone = await rpc(daemon.base, "note_get", renamed, daemon.token);
     assert.equal(gone.status, 404);
     assert.equal(gone.body?.code, "not_found");
+  });
+
+  it("a note found in Search opens in Notes, in its scope", async () => {
+    const note = { scope: "user", project: null, path: "search-me.md" };
+    const content = "# Heron runbook\nRestart the heron queue with care.\n";
+    const saved = await api("note_save", { note, content, expected_sha256: null, create_only: true });
+    const query = { query: "heron queue", framework: null, project: null, since: null, until: null, limit: 50, exclude_session: null, mode: null, rerank: null, kinds: null };
+    const found = await eventually(async () => (await api("search", query)).hits.find((h) => h.id === saved.note.id));
+    assert.ok(found, "the service finds the note");
+    assert.equal(found.source, "note");
+    assert.equal(found.title, "Heron runbook");
+
+    // Start from another scope, so that opening the note has to switch back to You.
+    await byTestId("notes-scope").selectOption(`project:${PROJECT}`);
+    await page.waitForSelector(`[data-testid="note-list"][data-scope="project:${PROJECT}"]`);
+
+    await byTestId("nav-search").click();
+    await byTestId("view-search").waitFor();
+    await byTestId("search-input").fill("heron queue");
+    await byTestId("search-input").press("Enter");
+    const hit = page.locator(`[data-testid="search-hit"][data-source="note"][data-id="${saved.note.id}"]`);
+    await hit.waitFor();
+    assert.equal(await hit.getByTestId("search-hit-title").innerText(), "Heron runbook");
+    assert.match(await hit.innerText(), /Note/);
+    assert.match(await hit.innerText(), /You/);
+    assert.match(await hit.innerText(), /Restart the heron queue/);
+    assert.equal(await hit.getByTestId("search-result").count(), 0, "a note hit is not a conversation turn");
+
+    await hit.click();
+    await byTestId("view-notes").waitFor();
+    await openNote(note.path).waitFor();
+    assert.equal(await openNote(note.path).getAttribute("data-scope"), "user");
+    assert.equal(await byTestId("note-title").innerText(), "Heron runbook");
+    assert.equal(norm(await byTestId("note-editor").inputValue()), norm(content));
+    assert.equal(await byTestId("notes-scope").inputValue(), "user");
+    await page.waitForSelector(`[data-testid="note-list"][data-scope="user"] [data-testid="note-row"][data-path="${note.path}"][aria-current="true"]`);
+    assert.equal(new URL(page.url()).hash, `#/notes?id=${saved.note.id}`);
+
+    // An id that names no note says so, and leaves the open note as it is.
+    await page.evaluate(() => (window.location.hash = "#/notes?id=n_nosuchnote"));
+    const problem = byTestId("note-open-error");
+    await problem.waitFor();
+    assert.match(await problem.innerText(), /No note has the id n_nosuchnote/);
+    await openNote(note.path).waitFor();
   });
 
   it("screenshots Notes, with no page errors", async () => {

@@ -305,9 +305,10 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
             ),
         ],
     );
-    let run = |args: &[&str]| {
+    // Runs `cairn` with an embedding model folder; its stdout.
+    let with_model = |model: &Path, args: &[&str]| {
         let out = cairn(home.path(), ch.path())
-            .env("CAIRN__MODELS__EMBEDDER", &model)
+            .env("CAIRN__MODELS__EMBEDDER", model)
             .env("CAIRN__MODELS__DOWNLOAD", "false")
             .args(args)
             .output()
@@ -319,6 +320,7 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
         );
         out.stdout
     };
+    let run = |args: &[&str]| with_model(&model, args);
     run(&["capture", "--once", "--json"]);
     let query = "database schema upgrade hangs waiting";
     let first = |mode: &str| -> Option<String> {
@@ -367,20 +369,7 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
             fs_err::copy(&p, other.join(p.file_name().unwrap())).unwrap();
         }
     }
-    let with_other = |args: &[&str]| {
-        let out = cairn(home.path(), ch.path())
-            .env("CAIRN__MODELS__EMBEDDER", &other)
-            .env("CAIRN__MODELS__DOWNLOAD", "false")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
+    let with_other = |args: &[&str]| with_model(&other, args);
     let hits: Vec<serde_json::Value> = serde_json::from_slice(&with_other(&[
         "search", "--json", "--mode", "bm25", "postgres",
     ]))

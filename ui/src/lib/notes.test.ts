@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { ApiError } from "./api-error";
 import {
   actionLabel,
   authorLabel,
   notePathProblem,
+  openByIdProblem,
   parseScopeKey,
   projectScope,
   redactionLabel,
@@ -10,6 +12,7 @@ import {
   refOf,
   sameRef,
   scopeKey,
+  scopeOf,
   scopeOptions,
   USER_SCOPE,
 } from "./notes";
@@ -32,6 +35,23 @@ describe("scopes", () => {
       { key: "project:/x/tool", label: "tool", title: "/x/tool" },
       { key: "project:github.com/acme/site", label: "github.com/acme/site", title: "github.com/acme/site" },
     ]);
+  });
+});
+
+describe("opening a note by its id", () => {
+  it("finds the scope a note lives in", () => {
+    expect(scopeOf({ scope: "user", project: null })).toEqual(USER_SCOPE);
+    expect(scopeOf({ scope: "user", project: "stray" })).toEqual(USER_SCOPE);
+    expect(scopeOf({ scope: "project", project: "github.com/acme/app" })).toEqual(projectScope("github.com/acme/app"));
+  });
+
+  it("says why an id could not be opened", () => {
+    expect(openByIdProblem("n_gone", new ApiError("not_found", 'no note has the id "n_gone"'))).toBe(
+      "No note has the id n_gone: it may have been deleted.",
+    );
+    expect(openByIdProblem("zzz", new ApiError("bad_request", "not an id"))).toBe("zzz is not a note id (note ids start with n_).");
+    expect(openByIdProblem("r_1", null)).toBe("The id r_1 names a conversation turn, not a note.");
+    expect(openByIdProblem("n_1", new ApiError("internal", "disk on fire"))).toBe("Could not open the note n_1: disk on fire");
   });
 });
 

@@ -1,5 +1,6 @@
 /** Pure helpers for the Notes view: scopes, note references, paths and version labels. */
 import type { NoteRef, NoteSummary, NoteVersion } from "../generated";
+import { describeError, type ApiError } from "./api-error";
 import { frameworkLabel, shortProject } from "./conversations";
 import { formatDateTime } from "./format";
 
@@ -21,6 +22,19 @@ export function parseScopeKey(key: string): NoteScope | null {
 
 export function projectScope(project: string): NoteScope {
   return { scope: "project", project };
+}
+
+/** The scope a note lives in. */
+export function scopeOf(note: Pick<NoteSummary, "scope" | "project">): NoteScope {
+  return note.scope === "project" && note.project ? projectScope(note.project) : USER_SCOPE;
+}
+
+/** Why a note named by its id (`#/notes?id=…`) could not be opened, for people. */
+export function openByIdProblem(id: string, error: ApiError | null): string {
+  if (error === null) return `The id ${id} names a conversation turn, not a note.`;
+  if (error.code === "not_found") return `No note has the id ${id}: it may have been deleted.`;
+  if (error.code === "bad_request") return `${id} is not a note id (note ids start with n_).`;
+  return `Could not open the note ${id}: ${describeError(error)}`;
 }
 
 export function sameScope(a: NoteScope, b: NoteScope): boolean {

@@ -47,6 +47,13 @@ describe("parseLocation and routeHref with parameters", () => {
     });
   });
 
+  it("carries the id of the note to open in Notes", () => {
+    expect(routeHref("notes", { id: "n_cecab0ffdd75" })).toBe("#/notes?id=n_cecab0ffdd75");
+    expect(parseLocation("#/notes?id=n_cecab0ffdd75")).toEqual({ name: "notes", params: { id: "n_cecab0ffdd75" } });
+    expect(parseLocation("#/notes?id=")).toEqual({ name: "notes", params: {} });
+    expect(routeHref("notes", { id: null })).toBe("#/notes");
+  });
+
   it("leaves out empty and missing parameters", () => {
     expect(routeHref("search", { q: "", framework: null, project: undefined })).toBe("#/search");
     expect(routeHref("search", { q: "cargo test", since: null })).toBe("#/search?q=cargo%20test");

@@ -14,7 +14,12 @@ export const ROUTE_TITLES: Record<RouteName, string> = {
   settings: "Settings",
 };
 
-/** Parameters carried after the route, e.g. `#/conversations?framework=codex&session=…`. */
+/**
+ * Parameters carried after the route, e.g. `#/conversations?framework=codex&session=…`:
+ * - search: `q`, `framework`, `project`, `since`, `until` (the search shown);
+ * - conversations: `framework`, `session`, `turn` (the conversation open, and its turn);
+ * - notes: `id` (a note id, `n_…`, to open — as Search links its note hits).
+ */
 export type RouteParams = Record<string, string>;
 
 /** A parsed location hash: the route and its parameters. */
