@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { eventually, fakeAgentHome, launchBrowser, outDir, rpcOk, startDaemon } from "./harness.mjs";
+import { cleanUp, eventually, fakeAgentHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 10_000;
 const CLAUDE_SESSION = "5b0c7e0e-3f6a-4c1e-9a51-2d7f0c9e8b11";
@@ -61,7 +61,7 @@ describe("Conversations, Search and Activity against captured synthetic sessions
   let daemon;
   let browser;
   let page;
-  const pageErrors = [];
+  let pageErrors;
 
   const byTestId = (id) => page.getByTestId(id);
   const api = (method, params = {}) => rpcOk(daemon.base, method, params, daemon.token);
@@ -71,24 +71,10 @@ describe("Conversations, Search and Activity against captured synthetic sessions
     fake = fakeAgentHome();
     writeHostileSession(fake.home);
     daemon = await startDaemon({ env: fake.env, logName: "browser-conversations-daemon.log" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
-    page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
+    ({ browser, page, pageErrors } = await openPage({ viewport: { width: 1280, height: 860 }, timeoutMs: STEP_TIMEOUT }));
   });
 
-  after(async () => {
-    const errors = [];
-    for (const step of [() => browser?.close(), () => daemon?.stop(), () => fake?.remove()]) {
-      try {
-        await step();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
+  after(() => cleanUp([() => browser?.close(), () => daemon?.stop(), () => fake?.remove()]));
 
   it("before any capture, Conversations says so and offers Capture now", async () => {
     await page.goto(`${daemon.base}/#/conversations?token=${encodeURIComponent(daemon.token)}`);

@@ -176,6 +176,40 @@ export async function launchBrowser() {
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
+/**
+ * Launches chromium and opens the page a suite drives: a new context with `viewport` and
+ * `colorScheme`, `timeoutMs` as the page's default timeout, and the page's uncaught errors
+ * collected in `pageErrors` (a suite checks it is still empty at the end).
+ * Returns { browser, page, pageErrors }.
+ */
+export async function openPage({ viewport, colorScheme = "light", timeoutMs }) {
+  const browser = await launchBrowser();
+  try {
+    const context = await browser.newContext({ viewport, colorScheme });
+    const page = await context.newPage();
+    page.setDefaultTimeout(timeoutMs);
+    const pageErrors = [];
+    page.on("pageerror", (err) => pageErrors.push(String(err)));
+    return { browser, page, pageErrors };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+}
+
+/** Runs every clean-up step (close the browser, stop the daemon, …) even when one fails; then throws the first failure. */
+export async function cleanUp(steps) {
+  const errors = [];
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length > 0) throw errors[0];
+}
+
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes; returns the last value. */
 export async function eventually(fn, { timeoutMs = 10_000, intervalMs = 150 } = {}) {
   const end = Date.now() + timeoutMs;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fakeHome, launchBrowser, rpcOk, startDaemon } from "./harness.mjs";
+import { cleanUp, fakeHome, openPage, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 15_000;
 /** What the user already had in their Codex config: it must survive install and remove. */
@@ -17,7 +17,7 @@ describe("Settings → Integrations against cairn daemon with a fake home", { ti
   let daemon;
   let browser;
   let page;
-  const pageErrors = [];
+  let pageErrors;
 
   const api = (method, params = {}) => rpcOk(daemon.base, method, params, daemon.token);
   const codexRow = () => page.locator('[data-testid="integration-row"][data-framework="codex"]');
@@ -30,24 +30,10 @@ describe("Settings → Integrations against cairn daemon with a fake home", { ti
   before(async () => {
     home = fakeHome({ dirs: [".codex"], files: { ".codex/config.toml": USER_CONFIG } });
     daemon = await startDaemon({ env: home.env, logName: "browser-integrations-daemon.log" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" });
-    page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
+    ({ browser, page, pageErrors } = await openPage({ viewport: { width: 1280, height: 900 }, timeoutMs: STEP_TIMEOUT }));
   });
 
-  after(async () => {
-    const errors = [];
-    for (const step of [() => browser?.close(), () => daemon?.stop(), () => home?.remove()]) {
-      try {
-        await step();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
+  after(() => cleanUp([() => browser?.close(), () => daemon?.stop(), () => home?.remove()]));
 
   it("lists Codex as detected and not installed, with its config path in the fake home", async () => {
     await page.goto(`${daemon.base}/#/settings?token=${encodeURIComponent(daemon.token)}`);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { eventually, launchBrowser, outDir, rpc, rpcOk, startDaemon } from "./harness.mjs";
+import { cleanUp, eventually, openPage, outDir, rpc, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 10_000;
 const PROJECT = "github.com/acme/notes-demo";
@@ -23,7 +23,7 @@ describe("Notes in a browser against cairn daemon", { timeout: 240_000 }, () => 
   let daemon;
   let browser;
   let page;
-  const pageErrors = [];
+  let pageErrors;
 
   const byTestId = (id) => page.getByTestId(id);
   const api = (method, params = {}) => rpcOk(daemon.base, method, params, daemon.token);
@@ -44,24 +44,10 @@ describe("Notes in a browser against cairn daemon", { timeout: 240_000 }, () => 
 
   before(async () => {
     daemon = await startDaemon({ logName: "browser-notes-daemon.log" });
-    browser = await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "light" });
-    page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
+    ({ browser, page, pageErrors } = await openPage({ viewport: { width: 1400, height: 900 }, timeoutMs: STEP_TIMEOUT }));
   });
 
-  after(async () => {
-    const errors = [];
-    for (const step of [() => browser?.close(), () => daemon?.stop()]) {
-      try {
-        await step();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
+  after(() => cleanUp([() => browser?.close(), () => daemon?.stop()]));
 
   it("opens Notes on your own (user) scope, with no notes yet", async () => {
     await page.goto(`${daemon.base}/#/notes?token=${encodeURIComponent(daemon.token)}`);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { cairnBin, eventually, launchBrowser, outDir, rpc, rpcOk, startDaemon } from "./harness.mjs";
+import { cairnBin, cleanUp, eventually, openPage, outDir, rpc, rpcOk, startDaemon } from "./harness.mjs";
 
 const VIEWS = ["search", "conversations", "notes", "profiles", "activity", "settings"];
 const STEP_TIMEOUT = 10_000;
@@ -17,9 +17,8 @@ it("CAIRN_BIN names the cairn binary to test against", () => {
 describe("Cairn UI in a browser against cairn daemon", { timeout: 180_000 }, () => {
   let daemon;
   let browser;
-  let context;
   let page;
-  const pageErrors = [];
+  let pageErrors;
 
   const byTestId = (id) => page.getByTestId(id);
   const indicator = () => byTestId("status-indicator");
@@ -31,24 +30,10 @@ describe("Cairn UI in a browser against cairn daemon", { timeout: 180_000 }, () 
 
   before(async () => {
     daemon = await startDaemon();
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "light" });
-    page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
+    ({ browser, page, pageErrors } = await openPage({ viewport: { width: 1280, height: 860 }, timeoutMs: STEP_TIMEOUT }));
   });
 
-  after(async () => {
-    const errors = [];
-    for (const step of [() => browser?.close(), () => daemon?.stop()]) {
-      try {
-        await step();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-    if (errors.length > 0) throw errors[0];
-  });
+  after(() => cleanUp([() => browser?.close(), () => daemon?.stop()]));
 
   it("loads with the token, cleans the address, navigates, and shows memory on", async () => {
     await page.goto(`${daemon.base}/#token=${encodeURIComponent(daemon.token)}`);
