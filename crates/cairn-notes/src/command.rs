@@ -1,11 +1,12 @@
 //! The memory-tool commands agents send: `view`, `create`, `str_replace`, `insert`,
 //! `delete`, `rename`.
 use cairn_core::api::{NoteAccess, NoteCommandReq, NoteCommandRes, NoteScopeKind};
-use cairn_store::NoteAction;
+use cairn_store::{NoteAction, NoteRow};
 
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::notes::{Caller, Notes, check_expected, check_size, redaction_note, scrub};
+use crate::fsx::Resolved;
+use crate::notes::{Caller, Current, Notes, check_expected, check_size, redaction_note, scrub};
 use crate::path::{RelPath, Scope, parse_path};
 use crate::text::{after_line, line_count, lines_word, match_lines, numbered, sha256_hex};
 
@@ -288,24 +289,9 @@ impl Notes {
             }
         }
         let updated = cur.content.replacen(old, new, 1);
-        check_size(updated.len(), &path)?;
-        let (stored, secrets) = scrub(&updated);
-        check_size(stored.len(), &path)?;
-        let row = if sha256_hex(&stored) == cur.sha {
-            cur.row.clone()
-        } else {
-            self.commit(
-                scope,
-                rel,
-                raw,
-                &res,
-                Some(cur.row.id.clone()),
-                NoteAction::Edit,
-                &stored,
-                &c.author(),
-            )
-            .await?
-        };
+        let (row, secrets) = self
+            .store_edit(c, scope, rel, raw, &res, &cur, &updated)
+            .await?;
         Ok(NoteCommandRes {
             output: format!(
                 "Replaced 1 occurrence in {path} (line {}).{}",
@@ -354,20 +340,8 @@ impl Notes {
             updated.push('\n');
         }
         updated.push_str(&cur.content[offset..]);
-        check_size(updated.len(), &path)?;
-        let (stored, secrets) = scrub(&updated);
-        check_size(stored.len(), &path)?;
-        let row = self
-            .commit(
-                scope,
-                rel,
-                raw,
-                &res,
-                Some(cur.row.id.clone()),
-                NoteAction::Edit,
-                &stored,
-                &c.author(),
-            )
+        let (row, secrets) = self
+            .store_edit(c, scope, rel, raw, &res, &cur, &updated)
             .await?;
         Ok(NoteCommandRes {
             output: format!(
@@ -377,6 +351,42 @@ impl Notes {
             ),
             sha256: Some(row.sha256),
         })
+    }
+
+    /// Stores an edited file's new text as an `edit` version (scrubbed, size-checked); an
+    /// edit that changes nothing stores nothing. Returns the row and how many secrets were
+    /// redacted.
+    #[allow(clippy::too_many_arguments, reason = "the command's own context")]
+    async fn store_edit(
+        &self,
+        c: &Caller,
+        scope: &Scope,
+        rel: &RelPath,
+        raw: &str,
+        res: &Resolved,
+        cur: &Current,
+        updated: &str,
+    ) -> Result<(NoteRow, usize)> {
+        let path = rel.text();
+        check_size(updated.len(), &path)?;
+        let (stored, secrets) = scrub(updated);
+        check_size(stored.len(), &path)?;
+        if sha256_hex(&stored) == cur.sha {
+            return Ok((cur.row.clone(), secrets));
+        }
+        let row = self
+            .commit(
+                scope,
+                rel,
+                raw,
+                res,
+                Some(cur.row.id.clone()),
+                NoteAction::Edit,
+                &stored,
+                &c.author(),
+            )
+            .await?;
+        Ok((row, secrets))
     }
 
     async fn remove(
