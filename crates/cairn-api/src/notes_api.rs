@@ -12,7 +12,7 @@ use cairn_core::api::{
 };
 use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{ErrorCode, NewRecord, Outcome, Record, RecordId, VectorKind};
-use cairn_index::{Hybrid, SearchMode, TextIndex, TextQuery};
+use cairn_index::{SearchMode, TextIndex, TextQuery};
 use cairn_notes::{Caller, Notes};
 
 use crate::{ApiError, Result, Service};
@@ -33,8 +33,8 @@ pub(crate) fn err(e: cairn_notes::Error) -> ApiError {
 /// The in-memory search index over the live notes.
 pub(crate) struct NotesSearch {
     generation: u64,
-    text: TextIndex,
-    vectors: Option<cairn_vectors::MemoryIndex>,
+    text: Arc<TextIndex>,
+    vectors: Option<Arc<dyn VectorIndex>>,
     docs: HashMap<String, NoteSummary>,
 }
 
@@ -194,11 +194,11 @@ impl Service {
                     .and_then(|()| index.upsert(&points))
                     .map_err(|e| ApiError::internal(e.message))?;
             }
-            vectors = Some(index);
+            vectors = Some(Arc::new(index) as Arc<dyn VectorIndex>);
         }
         let built = Arc::new(NotesSearch {
             generation,
-            text,
+            text: Arc::new(text),
             vectors,
             docs: docs
                 .into_iter()
@@ -220,25 +220,13 @@ impl Service {
         if index.docs.is_empty() {
             return Ok(Vec::new());
         }
-        let dense = self.dense_parts().await;
-        let reranker = self.reranker().await;
         let mut q = q.clone();
         let project = q.project.take();
         q.framework = None;
         q.exclude_session = None;
-        let idx = index.clone();
-        let (hits, _) = tokio::task::spawn_blocking(move || {
-            let hybrid = Hybrid {
-                text: &idx.text,
-                vectors: idx.vectors.as_ref().map(|v| v as &dyn VectorIndex),
-                embedder: dense.as_ref().map(|d| &*d.embedder),
-                reranker: reranker.as_deref(),
-            };
-            hybrid.search(&q, mode, rerank)
-        })
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let (hits, _) = self
+            .hybrid_search(index.text.clone(), index.vectors.clone(), q, mode, rerank)
+            .await?;
         Ok(hits
             .into_iter()
             .filter_map(|h| {

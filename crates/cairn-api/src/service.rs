@@ -457,6 +457,32 @@ impl Service {
         self.inner.reranker.read().await.0.clone()
     }
 
+    /// One hybrid search over a keyword index and a vector index (records, or the notes'
+    /// own), with the loaded embedder and cross-encoder, off the async runtime.
+    pub(crate) async fn hybrid_search(
+        &self,
+        text: Arc<TextIndex>,
+        vectors: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
+        q: TextQuery,
+        mode: cairn_index::SearchMode,
+        rerank: bool,
+    ) -> Result<(Vec<cairn_index::HybridHit>, cairn_index::SearchNotes)> {
+        let embedder = self.dense_parts().await.map(|d| d.embedder);
+        let reranker = self.reranker().await;
+        tokio::task::spawn_blocking(move || {
+            cairn_index::Hybrid {
+                text: &text,
+                vectors: vectors.as_deref(),
+                embedder: embedder.as_deref(),
+                reranker: reranker.as_deref(),
+            }
+            .search(&q, mode, rerank)
+        })
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+
     /// The store (for workers and tests).
     pub fn store(&self) -> &Store {
         &self.inner.store
@@ -621,22 +647,10 @@ impl Service {
         let mut degraded = Vec::new();
         let mut reranked = false;
         if kinds.iter().any(|k| k == "record") {
-            let text = self.inner.text.clone();
-            let dense = self.inner.dense.read().await.clone();
-            let reranker = self.inner.reranker.read().await.0.clone();
-            let q = q.clone();
-            let (hits, notes) = tokio::task::spawn_blocking(move || {
-                let hybrid = cairn_index::Hybrid {
-                    text: &text,
-                    vectors: dense.as_ref().map(|d| &*d.index),
-                    embedder: dense.as_ref().map(|d| &*d.embedder),
-                    reranker: reranker.as_deref(),
-                };
-                hybrid.search(&q, mode, rerank)
-            })
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))?
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let vectors = self.dense_parts().await.map(|d| d.index);
+            let (hits, notes) = self
+                .hybrid_search(self.inner.text.clone(), vectors, q.clone(), mode, rerank)
+                .await?;
             degraded = notes.degraded;
             reranked = rerank && hits.iter().any(|h| h.rerank.is_some());
             out.extend(hits.into_iter().map(|h| h.hit).map(|h| {
