@@ -8,8 +8,8 @@
 //!   sequence number and remembers where it is in each commit.
 //! - [`Hybrid`]: BM25 and dense similarity fused 0.7 / 0.3, one hit per record, re-ranked by a
 //!   cross-encoder when there is one.
-//! - [`Hybrid`]: BM25 and dense similarity fused 0.7 / 0.3, one hit per record, re-ranked by a
-//!   cross-encoder when there is one.
+//! - [`Search`]: the same over several [`Corpus`]es (the records and the notes) as one list:
+//!   fused together, re-ranked once over the top 30 by the passage that matched.
 //!
 //! ```no_run
 //! # async fn demo(store: &cairn_store::Store) -> Result<(), cairn_index::Error> {
@@ -24,7 +24,7 @@ mod hybrid;
 mod text;
 
 pub use hybrid::{
-    CANDIDATES, DENSE_WEIGHT, Hybrid, HybridHit, MIN_DENSE_SIMILARITY, RERANK_TOP, SearchMode,
-    SearchNotes, fuse,
+    CANDIDATES, Corpus, DENSE_WEIGHT, Hybrid, HybridHit, Keep, MIN_DENSE_SIMILARITY, RERANK_TOP,
+    Search, SearchMode, SearchNotes, fuse,
 };
 pub use text::{Error, TextHit, TextIndex, TextQuery};

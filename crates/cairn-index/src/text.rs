@@ -81,6 +81,8 @@ pub struct TextHit {
     pub score: f32,
     /// The best matching passage.
     pub passage: String,
+    /// Which of the record's chunks the passage comes from (0 for a record kept whole).
+    pub chunk: u32,
     /// Framework.
     pub framework: String,
     /// Project identity.
@@ -394,8 +396,9 @@ impl TextIndex {
         Ok(hits)
     }
 
-    /// A record's metadata and the text of one of its chunks (`ord`), or of its first one.
-    /// For hits that come from the dense index only.
+    /// A record's metadata and the whole text of one of its chunks (`ord`), or of its first
+    /// one when `ord` is `None` or names no chunk of it. For hits that come from the dense
+    /// index only, and for what the re-ranker reads.
     pub fn record_chunk(&self, id: &str, ord: Option<u32>) -> Result<Option<TextHit>, Error> {
         let f = self.f;
         let searcher = self.reader.searcher();
@@ -406,17 +409,18 @@ impl TextIndex {
             let d: TantivyDocument = searcher.doc(addr)?;
             let chunk = d.get_first(f.chunk).and_then(|v| v.as_u64()).unwrap_or(0);
             let wanted = ord.map(u64::from);
-            let better = match (&best, wanted) {
-                (_, Some(w)) if chunk == w => true,
-                (None, _) => true,
-                (Some((c, _)), None) => chunk < *c,
-                _ => false,
+            // The chunk asked for; failing that, the first one.
+            let better = match &best {
+                None => true,
+                Some((c, _)) if wanted == Some(*c) => false,
+                Some(_) if wanted == Some(chunk) => true,
+                Some((c, _)) => chunk < *c,
             };
             if better {
                 best = Some((chunk, d));
             }
         }
-        Ok(best.map(|(_, d)| {
+        Ok(best.map(|(chunk, d)| {
             let get = |field: Field| {
                 d.get_first(field)
                     .and_then(|v| v.as_str())
@@ -428,6 +432,7 @@ impl TextIndex {
                 record_id: id.to_owned(),
                 score: 0.0,
                 passage: text,
+                chunk: u32::try_from(chunk).unwrap_or(u32::MAX),
                 framework: get(f.framework).unwrap_or_default(),
                 project: get(f.project),
                 session_id: get(f.session).unwrap_or_default(),
@@ -474,11 +479,13 @@ impl TextIndex {
                 passage = whole.chars().take(PASSAGE_CHARS).collect();
             }
             let ts = d.get_first(f.ts).and_then(|v| v.as_i64()).unwrap_or(0);
+            let chunk = d.get_first(f.chunk).and_then(|v| v.as_u64()).unwrap_or(0);
             best.insert(id.clone(), out.len());
             out.push(TextHit {
                 record_id: id,
                 score,
                 passage,
+                chunk: u32::try_from(chunk).unwrap_or(u32::MAX),
                 framework: get(f.framework).unwrap_or_default(),
                 project: get(f.project),
                 session_id: get(f.session).unwrap_or_default(),
