@@ -3,8 +3,8 @@
 // MCP server there without touching the real home.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { cleanUp, fakeHome, openPage, rpcOk, startDaemon } from "./harness.mjs";
 
@@ -73,7 +73,19 @@ describe("Settings → Integrations against cairn daemon with a fake home", { ti
     const backup = (await row.getByTestId("integration-backup").innerText()).trim();
     assert.ok(existsSync(backup), `the backup ${backup} exists`);
     assert.equal(readFileSync(backup, "utf8"), USER_CONFIG, "the backup is the file as it was");
+    assert.equal(statSync(backup).mode & 0o777, 0o600, "the backup is readable by the user only");
+    assert.equal(statSync(dirname(backup)).mode & 0o777, 0o700, "in a folder only the user can enter");
     assert.equal(await row.getByTestId("integration-install").count(), 0);
+
+    // The row lists its backups, newest first, from the service's own list.
+    assert.deepEqual((await codex()).backups.map((b) => b.path), [backup]);
+    const backups = row.getByTestId("integration-backups");
+    await backups.waitFor();
+    assert.match(await backups.innerText(), /1 backup of this file/);
+    await backups.locator("summary").click();
+    const items = backups.getByTestId("integration-backup-item");
+    assert.equal(await items.count(), 1);
+    assert.ok((await items.first().innerText()).includes(backup), "the listed backup is the one just made");
   });
 
   it("Remove unregisters it again", async () => {

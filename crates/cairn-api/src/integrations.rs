@@ -1,11 +1,13 @@
 //! Registering `cairn mcp` with each agent framework (Settings → Integrations, `cairn
 //! integrate`). The edits themselves are `cairn-integrate`'s; this picks the binary to
-//! register and where backups go.
+//! register and where backups go (`<data>/backups/integrations/`, owner-only, the newest
+//! few per file, listed with each integration).
 use std::path::PathBuf;
 
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    Empty, IntegrationChange, IntegrationList, IntegrationSetReq, IntegrationView,
+    Empty, IntegrationBackup, IntegrationChange, IntegrationList, IntegrationSetReq,
+    IntegrationView,
 };
 use cairn_integrate::{Env, Integrations};
 
@@ -69,6 +71,16 @@ impl Service {
                     exists: s.exists,
                     installed: s.installed,
                     current: s.current,
+                    backups: s
+                        .backups
+                        .into_iter()
+                        .map(|b| IntegrationBackup {
+                            path: b.path.to_string_lossy().into_owned(),
+                            file_name: b.file_name,
+                            created_at: b.created_at,
+                            size: b.size,
+                        })
+                        .collect(),
                 })
                 .collect(),
         })

@@ -980,6 +980,7 @@ impl ServiceHandle {
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             let url = format!("http://{addr}");
             let token = crate::http::fresh_token()?;
+            let instance = crate::http::fresh_instance_id()?;
             let file = ServiceFile {
                 pid: std::process::id(),
                 host: opts.host,
@@ -987,6 +988,7 @@ impl ServiceHandle {
                 started_at: service.inner.started_at.clone(),
                 url: url.clone(),
                 token: token.clone(),
+                instance: Some(instance.clone()),
             };
             file.write(&service_file).map_err(|e| {
                 ApiError::internal(format!("cannot write {}: {e}", service_file.display()))
@@ -998,7 +1000,8 @@ impl ServiceHandle {
             let rx = shutdown.subscribe();
             let svc = service.clone();
             tasks.push(tokio::spawn(async move {
-                if let Err(e) = crate::http::serve(svc, listener, token, ui_dir, rx).await {
+                if let Err(e) = crate::http::serve(svc, listener, token, instance, ui_dir, rx).await
+                {
                     tracing::error!(error = %e, "HTTP server stopped");
                 }
             }));

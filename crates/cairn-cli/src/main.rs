@@ -44,7 +44,8 @@ struct Cli {
 enum Command {
     /// Run the headless service: owns the store, serves the API and the UI on loopback.
     Daemon {
-        /// Folder of the built web UI to serve (default: service.ui_dir, else next to the program).
+        /// Folder of the built web UI to serve (default: service.ui_dir, else the UI installed
+        /// with the program; never the current directory).
         #[arg(long, value_name = "DIR")]
         ui_dir: Option<PathBuf>,
     },
@@ -851,7 +852,13 @@ async fn daemon(
     config_file: PathBuf,
     ui_dir: Option<PathBuf>,
 ) -> Result<(), Failure> {
-    let ui_dir = ui_dir.or_else(|| cairn_api::http::find_ui_dir(&settings));
+    // Made absolute now: the folder served must not change with the working directory.
+    let ui_dir = match ui_dir {
+        Some(dir) => Some(fs_err::canonicalize(&dir).map_err(|e| {
+            ApiError::bad_request(format!("--ui-dir {}: {e}", dir.display()))
+        })?),
+        None => cairn_api::http::find_ui_dir(&settings)?,
+    };
     let opts = ServiceOptions {
         paths,
         settings,

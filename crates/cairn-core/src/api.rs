@@ -569,6 +569,7 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<ExploreEdge>(),
         file::<ExploreRes>(),
         file::<IntegrationView>(),
+        file::<IntegrationBackup>(),
         file::<IntegrationList>(),
         file::<IntegrationSetReq>(),
         file::<IntegrationChange>(),

@@ -3,6 +3,8 @@
 use std::io::{ErrorKind, Write as _};
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use crate::error::{Error, Result};
 
 /// Cairn refuses to edit config files larger than this (16 MiB).
@@ -128,13 +130,125 @@ pub(crate) fn ensure_unchanged(loaded: &Loaded) -> Result<()> {
     }
 }
 
+/// How many backups of each config file are kept: the newest; older ones are deleted when a
+/// new one is made.
+pub const BACKUPS_KEPT: usize = 5;
+
+/// The length of a backup's timestamp prefix (`20260102T030405.123456Z`).
+const STAMP_LEN: usize = 23;
+
+/// One backup copy of a config file, made before Cairn changed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Backup {
+    /// Where the copy is.
+    pub path: PathBuf,
+    /// The name of the file it is a copy of.
+    pub file_name: String,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Create `dir` (and missing ancestors) readable by the owner only, and make it so if it
+/// already existed: backups are verbatim copies of agents' config files, which may hold
+/// other servers' API keys.
+pub(crate) fn private_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|error| write_error(dir, error))?;
+        fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|error| write_error(dir, error))
+    }
+    #[cfg(not(unix))]
+    {
+        fs_err::create_dir_all(dir).map_err(|error| write_error(dir, error))
+    }
+}
+
+/// The timestamp and attempt number of a backup's file name, and the name of the file it
+/// copies: `<stamp>-<name>` or `<stamp>-<attempt>-<name>`.
+fn parse_backup_name(file_name: &str) -> Option<(chrono::NaiveDateTime, u32, &str)> {
+    let stamp = file_name.get(..STAMP_LEN)?;
+    let when = chrono::NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%S%.fZ").ok()?;
+    let rest = file_name.get(STAMP_LEN..)?.strip_prefix('-')?;
+    if let Some((attempt, name)) = rest.split_once('-')
+        && !attempt.is_empty()
+        && !attempt.starts_with('0')
+        && attempt.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(attempt) = attempt.parse::<u32>()
+        && attempt < 100
+        && !name.is_empty()
+    {
+        return Some((when, attempt, name));
+    }
+    (!rest.is_empty()).then_some((when, 0, rest))
+}
+
+/// The backups in `dir`, newest first.
+pub(crate) fn list_backups(dir: &Path) -> Result<Vec<Backup>> {
+    let entries = match fs_err::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(read_error(dir, error)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|error| read_error(dir, error))?;
+        let meta =
+            fs_err::symlink_metadata(entry.path()).map_err(|error| read_error(dir, error))?;
+        if !meta.is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((when, attempt, copied)) = parse_backup_name(&name) else {
+            continue;
+        };
+        found.push((
+            when,
+            attempt,
+            Backup {
+                path: entry.path(),
+                file_name: copied.to_owned(),
+                created_at: when
+                    .and_utc()
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                size: meta.len(),
+            },
+        ));
+    }
+    found.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    Ok(found.into_iter().map(|(_, _, backup)| backup).collect())
+}
+
+/// Delete all but the newest [`BACKUPS_KEPT`] backups of the file named `name` in `dir`.
+fn prune(dir: &Path, name: &str) -> Result<()> {
+    let old = list_backups(dir)?
+        .into_iter()
+        .filter(|backup| backup.file_name == name)
+        .skip(BACKUPS_KEPT);
+    for backup in old {
+        fs_err::remove_file(&backup.path).map_err(|error| write_error(&backup.path, error))?;
+    }
+    Ok(())
+}
+
 /// Copy the original bytes into `dir/<UTC timestamp>-<file name>` (never overwriting an
-/// earlier backup) with the original's permissions. Returns the backup's path.
+/// earlier backup), readable by the owner only (0600, in a 0700 folder), then keep only the
+/// newest [`BACKUPS_KEPT`] of that file. Returns the backup's path.
 pub(crate) fn backup(dir: &Path, loaded: &Loaded) -> Result<Option<PathBuf>> {
     let Some(bytes) = &loaded.bytes else {
         return Ok(None);
     };
-    fs_err::create_dir_all(dir).map_err(|error| write_error(dir, error))?;
+    if let Some(root) = dir.parent() {
+        private_dir(root)?;
+    }
+    private_dir(dir)?;
     let name = loaded
         .target
         .file_name()
@@ -147,13 +261,17 @@ pub(crate) fn backup(dir: &Path, loaded: &Loaded) -> Result<Option<PathBuf>> {
             format!("{stamp}-{attempt}-{name}")
         };
         let path = dir.join(file_name);
-        let file = fs_err::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
-        match file {
+        let mut options = fs_err::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use fs_err::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        match options.open(&path) {
             Ok(file) => {
-                write_file(file, bytes, loaded.permissions.clone(), &path)?;
+                write_file(file, bytes, owner_only(), &path)?;
+                prune(dir, &name)?;
                 return Ok(Some(path));
             }
             Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
@@ -164,6 +282,19 @@ pub(crate) fn backup(dir: &Path, loaded: &Loaded) -> Result<Option<PathBuf>> {
         dir,
         std::io::Error::new(ErrorKind::AlreadyExists, "no free backup file name"),
     ))
+}
+
+/// Permissions for the owner only (0600), where the platform has them.
+pub(crate) fn owner_only() -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        Some(std::fs::Permissions::from_mode(0o600))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 fn write_file(

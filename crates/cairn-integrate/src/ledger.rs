@@ -72,11 +72,11 @@ impl Ledger {
     }
 
     pub(crate) fn save(&self, dir: &Path) -> Result<()> {
-        files::create_dirs(dir)?;
+        files::private_dir(dir)?;
         let text = serde_json::to_string_pretty(self).map_err(|error| Error::Write {
             path: path(dir),
             source: std::io::Error::other(error),
         })?;
-        files::write_atomic(&path(dir), &format!("{text}\n"), None)
+        files::write_atomic(&path(dir), &format!("{text}\n"), files::owner_only())
     }
 }

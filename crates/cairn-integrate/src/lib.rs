@@ -24,6 +24,9 @@
 //!   and every other setting must be unchanged. Otherwise nothing is written.
 //! - Every file is copied to `<backup dir>/<framework>/<UTC timestamp>-<file name>` before it
 //!   is changed; writes go through a temporary file and a rename and keep the permissions.
+//!   Backups are readable by the owner only (files 0600, folders 0700: agents' config files
+//!   may hold other servers' API keys), only the newest [`BACKUPS_KEPT`] of each file are
+//!   kept, and [`IntegrationStatus::backups`] lists them.
 //! - Installing twice writes nothing the second time. A file or servers key Cairn created is
 //!   removed again when Cairn's entry was all it held (recorded in `<backup dir>/ledger.json`).
 //! - Malformed files, unsupported shapes, symlinks to nowhere and files over
@@ -59,7 +62,7 @@ use serde_json::Value;
 
 pub use env::Env;
 pub use error::{Error, Result};
-pub use files::MAX_CONFIG_BYTES;
+pub use files::{BACKUPS_KEPT, Backup, MAX_CONFIG_BYTES};
 
 use framework::{ENTRY_NAME, Fields, Format, Framework, V};
 use ledger::{Ledger, Prior, Record};
@@ -127,6 +130,8 @@ pub struct IntegrationStatus {
     pub current: bool,
     /// Why the file could not be read or understood, if it could not.
     pub problem: Option<String>,
+    /// The backups Cairn made of the file before changing it, newest first.
+    pub backups: Vec<Backup>,
 }
 
 /// Registers Cairn's MCP server in agents' config files.
@@ -166,6 +171,11 @@ impl Integrations {
         Ok(lookup(framework)?.config_path(&self.env))
     }
 
+    /// The backups made of `framework`'s config file, newest first.
+    pub fn backups(&self, framework: &str) -> Result<Vec<Backup>> {
+        files::list_backups(&self.backup_dir.join(lookup(framework)?.id))
+    }
+
     /// Every framework's state, in [`Integrations::frameworks`] order.
     pub fn list(&self) -> Vec<IntegrationStatus> {
         framework::FRAMEWORKS
@@ -189,7 +199,12 @@ impl Integrations {
             installed: false,
             current: false,
             problem: None,
+            backups: Vec::new(),
         };
+        match self.backups(framework.id) {
+            Ok(backups) => status.backups = backups,
+            Err(error) => status.problem = Some(error.to_string()),
+        }
         let state = files::load(&path).and_then(|loaded| {
             status.exists = loaded.bytes.is_some();
             match loaded.text()? {

@@ -990,3 +990,67 @@ fn fixtures_cover_the_awkward_cases() {
     assert_eq!(fixture_name("opencode").unwrap(), "opencode.jsonc");
     assert!(fixture("crush").is_none(), "an absent file");
 }
+
+/// Backups are private (0600 files in 0700 folders, even for a world-readable original and a
+/// backup folder that already existed open), only the newest `BACKUPS_KEPT` per file are
+/// kept, and the status lists them newest first.
+#[cfg(unix)]
+#[test]
+fn backups_are_private_and_only_the_newest_are_kept() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |path: &Path| fs_err::metadata(path).unwrap().permissions().mode() & 0o777;
+    let sandbox = Sandbox::new();
+    let path = sandbox.put("codex", &fixture("codex").unwrap());
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // A folder left open by an older Cairn is closed on the next backup.
+    fs_err::create_dir_all(sandbox.backups.join("codex")).unwrap();
+    fs_err::set_permissions(&sandbox.backups, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::set_permissions(
+        sandbox.backups.join("codex"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    let kept = cairn_integrate::BACKUPS_KEPT;
+    assert_eq!(kept, 5);
+    let mut made = Vec::new();
+    // N + 3 installs, each of a different binary so each one rewrites the file.
+    for i in 0..kept + 3 {
+        let change = sandbox
+            .cairn_at(&format!("/opt/Cairn-{i}/bin/cairn"))
+            .install("codex")
+            .unwrap();
+        let expected = if i == 0 {
+            Action::Installed
+        } else {
+            Action::Updated
+        };
+        assert_eq!(change.action, expected);
+        let backup = change.backup.unwrap();
+        assert_eq!(mode(&backup), 0o600, "{}", backup.display());
+        made.push(backup);
+    }
+    assert_eq!(mode(&path), 0o644, "the config file keeps its own mode");
+    assert_eq!(mode(&sandbox.backups), 0o700);
+    assert_eq!(mode(&sandbox.backups.join("codex")), 0o700);
+    assert_eq!(mode(&sandbox.backups.join("ledger.json")), 0o600);
+
+    let on_disk = sandbox.backup_count();
+    assert_eq!(on_disk, kept, "only the newest {kept} backups are kept");
+    for old in &made[..3] {
+        assert!(!old.exists(), "{} should be gone", old.display());
+    }
+    let status = sandbox.cairn().status("codex").unwrap();
+    let listed: Vec<PathBuf> = status.backups.iter().map(|b| b.path.clone()).collect();
+    let newest_first: Vec<PathBuf> = made[3..].iter().rev().cloned().collect();
+    assert_eq!(listed, newest_first);
+    assert!(status.backups.iter().all(|b| b.file_name == "config.toml"));
+    assert!(status.backups.iter().all(|b| b.size > 0));
+    assert!(
+        status.backups.windows(2).all(|w| w[0].created_at >= w[1].created_at),
+        "{:?}",
+        status.backups
+    );
+    // Another framework's backups are its own.
+    assert!(sandbox.cairn().status("cursor").unwrap().backups.is_empty());
+}

@@ -206,8 +206,10 @@ impl CairnMcp {
         let file = self.opts.service_file.clone();
         let method = method.to_owned();
         tokio::task::spawn_blocking(move || {
-            let Some(client) = cairn_api::Client::discover(&file) else {
-                return Err(NOT_RUNNING.to_owned());
+            let client = match cairn_api::Client::discover_checked(&file) {
+                Ok(Some(client)) => client,
+                Ok(None) => return Err(NOT_RUNNING.to_owned()),
+                Err(e) => return Err(e.message),
             };
             client.call(&method, &params).map_err(|e| {
                 if e.code == cairn_core::ErrorCode::Unavailable {

@@ -40,6 +40,21 @@ pub enum ModelError {
         /// The file.
         path: PathBuf,
     },
+    /// A file the model needs is not cached and has no pinned sha256: Cairn downloads only
+    /// files it can check against a pin.
+    #[error(
+        "Cairn does not download {file} of {repo}@{revision}: no sha256 is pinned for it, so what \
+         arrives could not be checked; put the model's files in a folder and point \
+         models.embedder or models.reranker at it"
+    )]
+    Unpinned {
+        /// The repository.
+        repo: String,
+        /// The pinned revision.
+        revision: String,
+        /// The file.
+        file: String,
+    },
     /// The model is not available locally and downloading is turned off.
     #[error("model {name} is not in {} and downloading models is turned off", dir.display())]
     DownloadDisabled {
@@ -83,6 +98,7 @@ impl ModelError {
             | Self::Io(_)
             | Self::Checksum { .. }
             | Self::Unverified { .. }
+            | Self::Unpinned { .. }
             | Self::DownloadDisabled { .. }
             | Self::Download { .. }
             | Self::Load { .. } => BackendErrorKind::Unavailable,

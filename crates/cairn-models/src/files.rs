@@ -1,5 +1,6 @@
 //! Where model files come from: a folder from settings, Cairn's own cache, or a download from
-//! Hugging Face at a pinned revision, with every pinned sha256 checked.
+//! Hugging Face at a pinned revision, with every file's pinned sha256 checked. A file without
+//! a pinned sha256 is never downloaded.
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -39,8 +40,8 @@ pub const MS_MARCO_REVISION: &str = "c5ee24cb16019beea0893ab7796b1df96625c6b8";
 pub struct ModelFile {
     /// Its path inside the model folder and the repository (`/`-separated).
     pub name: String,
-    /// Its pinned sha256 in lower-case hex, when known. A file without one is trusted only
-    /// when Cairn downloaded it itself at the pinned revision.
+    /// Its pinned sha256 in lower-case hex, when known. A file without one is never
+    /// downloaded; a cached copy is trusted only when an earlier Cairn recorded downloading it.
     pub sha256: Option<String>,
 }
 
@@ -94,8 +95,10 @@ impl ModelSpec {
     }
 
     /// The default reranker: `cross-encoder/ms-marco-MiniLM-L6-v2` (BERT 6×384, one logit,
-    /// Apache-2.0). No sha256 is pinned: none could be verified without the files, so the
-    /// first download is trusted and recorded.
+    /// Apache-2.0). No sha256 is pinned yet (none could be verified from the build machine,
+    /// which cannot reach Hugging Face), so Cairn does not download it: it is used from a
+    /// folder named by `models.reranker`, or from a cache an earlier Cairn recorded. Pinning
+    /// the three sha256s here turns the download on.
     pub fn ms_marco_minilm_l6_v2() -> Self {
         Self {
             name: "ms-marco-MiniLM-L6-v2".to_owned(),
@@ -122,7 +125,9 @@ impl ModelSpec {
 /// 3. A download of the missing or damaged files from Hugging Face at `spec.revision` (with
 ///    `hf-hub`, which honours `HF_ENDPOINT` and `HF_TOKEN`), checked against the pins, into
 ///    the cache. Never when `allow_download` is false: then the answer is
-///    [`ModelError::DownloadDisabled`], or the reason the cache is unusable.
+///    [`ModelError::DownloadDisabled`], or the reason the cache is unusable. Never for a file
+///    without a pinned sha256 either ([`ModelError::Unpinned`]): an endpoint could serve
+///    anything for it.
 ///
 /// `progress(done, total)` reports downloaded bytes over all files; `total` grows as each
 /// file's size becomes known. Blocking: call it off the async runtime.
@@ -174,6 +179,9 @@ pub fn resolve(
             },
             Some(other) => other,
         });
+    }
+    if let Some(file) = bad.iter().find(|f| f.sha256.is_none()) {
+        return Err(unpinned(spec, file));
     }
     download(spec, &bad, cache_dir, &dir, &mut stamp, progress)?;
     stamp.write(&dir)?;
@@ -456,6 +464,14 @@ fn download(
     fetched
 }
 
+fn unpinned(spec: &ModelSpec, file: &ModelFile) -> ModelError {
+    ModelError::Unpinned {
+        repo: spec.repo.clone(),
+        revision: spec.revision.clone(),
+        file: file.name.clone(),
+    }
+}
+
 /// Fetches each file, checks it and moves it into `dir`.
 fn fetch_all(
     spec: &ModelSpec,
@@ -468,6 +484,9 @@ fn fetch_all(
 ) -> Result<()> {
     let mut before = 0_u64;
     for file in files {
+        let Some(expected) = &file.sha256 else {
+            return Err(unpinned(spec, file));
+        };
         tracing::info!(model = %spec.repo, revision = %spec.revision, file = %file.name, "downloading model file");
         let reporter = Progress {
             report: progress,
@@ -484,9 +503,7 @@ fn fetch_all(
         // The snapshot entry is a symlink into the blob store: move the blob itself.
         let blob = fs_err::canonicalize(&fetched)?;
         let actual = sha256_file(&blob)?;
-        if let Some(expected) = &file.sha256
-            && !expected.eq_ignore_ascii_case(&actual)
-        {
+        if !expected.eq_ignore_ascii_case(&actual) {
             return Err(ModelError::Checksum {
                 path: blob,
                 expected: expected.clone(),

@@ -12,6 +12,7 @@ const view = (framework: string, over: Partial<IntegrationView> = {}): Integrati
   exists: true,
   installed: false,
   current: false,
+  backups: [],
   ...over,
 });
 
@@ -94,6 +95,21 @@ describe("IntegrationsList", () => {
     expect(codex).toContain("edited through a symlink");
     expect(byFramework.get("cursor")).toContain("permission denied");
     expect(byFramework.get("claude-code")).not.toContain("integration-result");
+  });
+
+  it("lists each file's backups under its row, and nothing for a row without any", () => {
+    const backups = [
+      { path: "/data/backups/integrations/codex/20260102T030405.000002Z-config.toml", file_name: "config.toml", created_at: "2026-01-02T03:04:05.000002Z", size: 2048 },
+      { path: "/data/backups/integrations/codex/20260101T030405.000001Z-config.toml", file_name: "config.toml", created_at: "2026-01-01T03:04:05.000001Z", size: 12 },
+    ];
+    const byFramework = rows(html({ integrations: [view("codex", { backups }), view("cursor")] }));
+    const codex = byFramework.get("codex")!;
+    expect(codex).toContain('data-testid="integration-backups"');
+    expect(codex).toContain("2 backups of this file");
+    expect([...codex.matchAll(/data-testid="integration-backup-item"/g)].length).toBe(2);
+    expect(codex.indexOf("20260102T030405.000002Z")).toBeLessThan(codex.indexOf("20260101T030405.000001Z"));
+    expect(codex).toContain("2.0 KB");
+    expect(byFramework.get("cursor")).not.toContain("integration-backups");
   });
 
   it("disables every button while a change runs", () => {

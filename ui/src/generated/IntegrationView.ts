@@ -1,4 +1,6 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+import type { IntegrationBackup } from "./IntegrationBackup";
+
 export type IntegrationView = { 
 /**
  * The framework (`claude-code`, `codex`, …).
@@ -23,4 +25,9 @@ installed: boolean,
 /**
  * Whether the registration runs this Cairn binary (false: stale path).
  */
-current: boolean, };
+current: boolean, 
+/**
+ * The copies of the config file Cairn made before changing it, newest first (only the
+ * newest few are kept; each is readable by the owner only).
+ */
+backups: Array<IntegrationBackup>, };

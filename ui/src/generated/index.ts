@@ -19,6 +19,7 @@ export type { ExploreReq } from "./ExploreReq";
 export type { ExploreRes } from "./ExploreRes";
 export type { FrameworkCapture } from "./FrameworkCapture";
 export type { IndexReport } from "./IndexReport";
+export type { IntegrationBackup } from "./IntegrationBackup";
 export type { IntegrationChange } from "./IntegrationChange";
 export type { IntegrationList } from "./IntegrationList";
 export type { IntegrationSetReq } from "./IntegrationSetReq";

@@ -123,6 +123,23 @@ pub struct IntegrationView {
     pub installed: bool,
     /// Whether the registration runs this Cairn binary (false: stale path).
     pub current: bool,
+    /// The copies of the config file Cairn made before changing it, newest first (only the
+    /// newest few are kept; each is readable by the owner only).
+    pub backups: Vec<IntegrationBackup>,
+}
+
+/// A copy of an agent's config file, made before Cairn changed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct IntegrationBackup {
+    /// Where the copy is.
+    pub path: String,
+    /// The name of the file it copies.
+    pub file_name: String,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+    /// Its size in bytes.
+    #[ts(type = "number")]
+    pub size: u64,
 }
 
 /// Every framework Cairn can register with.

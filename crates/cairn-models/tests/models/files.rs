@@ -127,6 +127,24 @@ fn an_unpinned_file_nobody_recorded_is_not_trusted() {
     assert!(err.to_string().contains("model.safetensors"));
 }
 
+/// Issue 9 part 7: a file with no pinned sha256 is never downloaded, even with downloads on
+/// (the answer comes before any connection is made).
+#[test]
+fn an_unpinned_file_is_never_downloaded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let mut spec = spec_for(&cache.join("tiny"));
+    fs_err::remove_file(cache.join("tiny").join(&spec.files[1].name)).unwrap();
+    spec.files[1].sha256 = None;
+    spec.repo = "cairn-test/does-not-exist".into();
+    let err = resolve(&spec, None, &cache, true, &no_progress).unwrap_err();
+    assert!(matches!(err, ModelError::Unpinned { .. }), "{err}");
+    let message = err.to_string();
+    assert!(message.contains(&spec.files[1].name), "{message}");
+    assert!(message.contains("no sha256 is pinned"), "{message}");
+    assert!(!cache.join(".download-tiny").exists(), "nothing was fetched");
+}
+
 #[test]
 fn the_default_specs_are_pinned() {
     for spec in [
