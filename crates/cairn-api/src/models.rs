@@ -94,6 +94,9 @@ fn load_reranker(
     settings: &Settings,
     board: &WorkerBoard,
 ) -> Result<Arc<dyn Reranker>, BackendError> {
+    if let Some(name) = settings.models.reranker.strip_prefix("test:") {
+        return test_reranker(name);
+    }
     let spec = ModelSpec::ms_marco_minilm_l6_v2();
     let dir = resolve(&spec, &settings.models.reranker, paths, settings, board)?;
     let name = if settings.models.reranker.is_empty() {
@@ -109,6 +112,46 @@ fn load_reranker(
         },
     )?;
     Ok(Arc::new(r))
+}
+
+/// Scores each passage by its position, so the fused order comes back reversed: a stand-in
+/// for the cross-encoder in Cairn's own tests (`models.reranker = "test:reverse"`), which
+/// shows that its order is the one callers get. Debug builds only.
+#[cfg(debug_assertions)]
+struct ReverseReranker;
+
+#[cfg(debug_assertions)]
+impl Reranker for ReverseReranker {
+    fn model_id(&self) -> &str {
+        "test:reverse"
+    }
+
+    fn score(&self, _query: &str, passages: &[&str]) -> Result<Vec<f32>, BackendError> {
+        Ok((0..passages.len()).map(|i| i as f32).collect())
+    }
+}
+
+/// The test re-ranker `test:<name>`.
+#[cfg(debug_assertions)]
+fn test_reranker(name: &str) -> Result<Arc<dyn Reranker>, BackendError> {
+    match name {
+        "reverse" => Ok(Arc::new(ReverseReranker)),
+        other => Err(BackendError::new(
+            BackendErrorKind::BadInput,
+            format!("unknown test re-ranker \"test:{other}\": the only one is \"test:reverse\""),
+        )),
+    }
+}
+
+/// Release builds have no test re-ranker.
+#[cfg(not(debug_assertions))]
+fn test_reranker(name: &str) -> Result<Arc<dyn Reranker>, BackendError> {
+    Err(BackendError::new(
+        BackendErrorKind::BadInput,
+        format!(
+            "the test re-ranker \"test:{name}\" exists only in debug builds, and this is a release build: set models.reranker to a cross-encoder folder, or to \"\" for the default"
+        ),
+    ))
 }
 
 /// An opened vector index: (index, a sidecar to keep alive, made afresh).

@@ -38,6 +38,26 @@ pub(crate) struct NotesSearch {
     docs: HashMap<String, NoteSummary>,
 }
 
+impl NotesSearch {
+    /// A note found by search, as the API shows it (`None` if it is not in this index).
+    pub(crate) fn note_hit(&self, h: cairn_index::TextHit) -> Option<SearchHit> {
+        let note = self.docs.get(&h.record_id)?;
+        Some(SearchHit {
+            id: note.id.clone(),
+            source: "note".into(),
+            title: Some(note.title.clone()),
+            framework: "note".into(),
+            project: note.project.clone(),
+            session_id: String::new(),
+            timestamp: note.updated_at.clone(),
+            outcome: String::new(),
+            passage: h.passage,
+            score: h.score,
+            in_range: h.in_range,
+        })
+    }
+}
+
 /// Embeddings of note chunks, by (model, content sha256).
 type EmbeddingCache = HashMap<(String, String), Vec<Vec<f32>>>;
 
@@ -209,46 +229,43 @@ impl Service {
         Ok(built)
     }
 
-    /// Notes matching a search, as hits (the caller merges them with records).
+    /// The notes as a corpus of a search (none when there are no notes). A project's search
+    /// sees that project's notes and the user's, never another project's.
+    pub(crate) async fn notes_corpus(
+        &self,
+        project: Option<String>,
+    ) -> Result<Option<(Arc<NotesSearch>, crate::service::SearchCorpus)>> {
+        let index = self.notes_search().await?;
+        if index.docs.is_empty() {
+            return Ok(None);
+        }
+        let keep = move |h: &cairn_index::TextHit| {
+            project.is_none() || h.project.is_none() || h.project == project
+        };
+        let corpus = crate::service::SearchCorpus {
+            text: index.text.clone(),
+            vectors: index.vectors.clone(),
+            keep: Some(Box::new(keep)),
+        };
+        Ok(Some((index, corpus)))
+    }
+
+    /// Notes matching a search, as hits.
     pub(crate) async fn search_notes(
         &self,
         q: &TextQuery,
         mode: SearchMode,
         rerank: bool,
     ) -> Result<Vec<SearchHit>> {
-        let index = self.notes_search().await?;
-        if index.docs.is_empty() {
+        let Some((index, corpus)) = self.notes_corpus(q.project.clone()).await? else {
             return Ok(Vec::new());
-        }
-        let mut q = q.clone();
-        let project = q.project.take();
-        q.framework = None;
-        q.exclude_session = None;
+        };
         let (hits, _) = self
-            .hybrid_search(index.text.clone(), index.vectors.clone(), q, mode, rerank)
+            .hybrid_search(vec![corpus], q.clone(), mode, rerank)
             .await?;
         Ok(hits
             .into_iter()
-            .filter_map(|h| {
-                let note = index.docs.get(&h.hit.record_id)?;
-                // A project's search sees that project's notes and the user's, never another's.
-                if project.is_some() && note.project.is_some() && note.project != project {
-                    return None;
-                }
-                Some(SearchHit {
-                    id: note.id.clone(),
-                    source: "note".into(),
-                    title: Some(note.title.clone()),
-                    framework: "note".into(),
-                    project: note.project.clone(),
-                    session_id: String::new(),
-                    timestamp: note.updated_at.clone(),
-                    outcome: String::new(),
-                    passage: h.hit.passage,
-                    score: h.hit.score,
-                    in_range: h.hit.in_range,
-                })
-            })
+            .filter_map(|h| index.note_hit(h.hit))
             .collect())
     }
 

@@ -142,6 +142,37 @@ fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
         .ok_or_else(|| ApiError::bad_request(format!("{s:?} is not a valid date")))
 }
 
+/// One corpus of a search (the records, or the notes), owned so the search can run on the
+/// blocking pool.
+pub(crate) struct SearchCorpus {
+    /// Its BM25 index.
+    pub(crate) text: Arc<TextIndex>,
+    /// Its vectors, when the embedder is loaded.
+    pub(crate) vectors: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
+    /// Replaces the query's project, framework and session filters (see
+    /// [`cairn_index::Corpus::keep`]).
+    pub(crate) keep: Option<Box<dyn Fn(&cairn_index::TextHit) -> bool + Send + Sync>>,
+}
+
+/// A record found by search, as the API shows it.
+fn record_hit(h: cairn_index::TextHit) -> SearchHit {
+    SearchHit {
+        id: h.record_id,
+        source: "record".into(),
+        title: None,
+        framework: h.framework,
+        project: h.project,
+        session_id: h.session_id,
+        timestamp: h
+            .timestamp
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        outcome: h.outcome,
+        passage: h.passage,
+        score: h.score,
+        in_range: h.in_range,
+    }
+}
+
 /// A conversation's title: its first request's first line, shortened.
 fn title_of(request: &str) -> String {
     let line = request
@@ -457,12 +488,12 @@ impl Service {
         self.inner.reranker.read().await.0.clone()
     }
 
-    /// One hybrid search over a keyword index and a vector index (records, or the notes'
-    /// own), with the loaded embedder and cross-encoder, off the async runtime.
+    /// One hybrid search over one or more corpora (the records, the notes) ranked as one
+    /// list, with the loaded embedder and cross-encoder, off the async runtime. Each hit's
+    /// `corpus` is its corpus's position in `corpora`.
     pub(crate) async fn hybrid_search(
         &self,
-        text: Arc<TextIndex>,
-        vectors: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
+        corpora: Vec<SearchCorpus>,
         q: TextQuery,
         mode: cairn_index::SearchMode,
         rerank: bool,
@@ -470,13 +501,20 @@ impl Service {
         let embedder = self.dense_parts().await.map(|d| d.embedder);
         let reranker = self.reranker().await;
         tokio::task::spawn_blocking(move || {
-            cairn_index::Hybrid {
-                text: &text,
-                vectors: vectors.as_deref(),
+            let list: Vec<cairn_index::Corpus<'_>> = corpora
+                .iter()
+                .map(|c| cairn_index::Corpus {
+                    text: &c.text,
+                    vectors: c.vectors.as_deref(),
+                    keep: c.keep.as_deref().map(|k| k as cairn_index::Keep<'_>),
+                })
+                .collect();
+            cairn_index::Search {
+                corpora: &list,
                 embedder: embedder.as_deref(),
                 reranker: reranker.as_deref(),
             }
-            .search(&q, mode, rerank)
+            .run(&q, mode, rerank)
         })
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
@@ -642,48 +680,42 @@ impl Service {
                 "unknown kind {bad:?}: use record, note or item"
             )));
         }
-        let limit = q.limit;
-        let mut out: Vec<SearchHit> = Vec::new();
-        let mut degraded = Vec::new();
-        let mut reranked = false;
+        // Records and notes are candidates of one list: fused together, re-ranked once, and
+        // that order is the answer.
+        let mut corpora = Vec::new();
+        let mut records_at = None;
         if kinds.iter().any(|k| k == "record") {
-            let vectors = self.dense_parts().await.map(|d| d.index);
-            let (hits, notes) = self
-                .hybrid_search(self.inner.text.clone(), vectors, q.clone(), mode, rerank)
-                .await?;
-            degraded = notes.degraded;
-            reranked = rerank && hits.iter().any(|h| h.rerank.is_some());
-            out.extend(hits.into_iter().map(|h| h.hit).map(|h| {
-                SearchHit {
-                    id: h.record_id,
-                    source: "record".into(),
-                    title: None,
-                    framework: h.framework,
-                    project: h.project,
-                    session_id: h.session_id,
-                    timestamp: h
-                        .timestamp
-                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                    outcome: h.outcome,
-                    passage: h.passage,
-                    score: h.score,
-                    in_range: h.in_range,
-                }
-            }));
+            records_at = Some(corpora.len());
+            corpora.push(SearchCorpus {
+                text: self.inner.text.clone(),
+                vectors: self.dense_parts().await.map(|d| d.index),
+                keep: None,
+            });
         }
         // Notes are the user's own words: searched with records unless a framework is asked.
-        if kinds.iter().any(|k| k == "note") && req.framework.is_none() {
-            let notes = self.search_notes(&q, mode, rerank).await?;
-            out.extend(notes);
-            // In range first, then by score; both lists carry comparable 0..1 fused scores
-            // (or cross-encoder probabilities when re-ranked).
-            out.sort_by(|a, b| {
-                b.in_range
-                    .cmp(&a.in_range)
-                    .then_with(|| b.score.total_cmp(&a.score))
-            });
-            out.truncate(limit);
+        let mut notes_at = None;
+        if kinds.iter().any(|k| k == "note")
+            && req.framework.is_none()
+            && let Some((index, corpus)) = self.notes_corpus(q.project.clone()).await?
+        {
+            notes_at = Some((corpora.len(), index));
+            corpora.push(corpus);
         }
+        let (hits, searched) = if corpora.is_empty() {
+            (Vec::new(), cairn_index::SearchNotes::default())
+        } else {
+            self.hybrid_search(corpora, q, mode, rerank).await?
+        };
+        let degraded = searched.degraded;
+        let reranked = searched.reranked;
+        let out: Vec<SearchHit> = hits
+            .into_iter()
+            .filter_map(|h| match &notes_at {
+                Some((at, index)) if *at == h.corpus => index.note_hit(h.hit),
+                _ if records_at == Some(h.corpus) => Some(record_hit(h.hit)),
+                _ => None,
+            })
+            .collect();
         let used = if degraded.iter().any(|n| n.contains("keyword search only")) {
             "bm25"
         } else {

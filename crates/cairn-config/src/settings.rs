@@ -32,7 +32,8 @@ pub struct Settings {
 pub struct ModelSettings {
     /// Embedding model folder ("" = default, from the cache).
     pub embedder: String,
-    /// Cross-encoder folder ("" = default, from the cache).
+    /// Cross-encoder folder ("" = default, from the cache). Debug builds also take
+    /// `test:reverse`, a stand-in for Cairn's own tests that reverses the fused order.
     pub reranker: String,
     /// Download missing default models on first use.
     pub download: bool,
@@ -315,6 +316,9 @@ impl Settings {
                 "must be an http:// or https:// URL when index.backend is \"remote\"",
             );
         }
+        if let Err(reason) = test_reranker_allowed(&self.models.reranker, cfg!(debug_assertions)) {
+            return fail("models.reranker", &reason);
+        }
         let levels = ["error", "warn", "info", "debug", "trace", "off"];
         let level_ok = self.log.level.split(',').all(|part| {
             let lvl = part
@@ -333,6 +337,23 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+/// Whether `models.reranker` may name a test re-ranker (`test:…`): only `test:reverse`, and
+/// only in a debug build (Cairn's own tests); a release build refuses every one.
+fn test_reranker_allowed(reranker: &str, debug_build: bool) -> Result<(), String> {
+    let Some(name) = reranker.strip_prefix("test:") else {
+        return Ok(());
+    };
+    if !debug_build {
+        return Err(format!(
+            "the test re-ranker \"test:{name}\" exists only in debug builds, for Cairn's own tests, and this is a release build; use a cross-encoder folder, or \"\" for the default"
+        ));
+    }
+    if name != "reverse" {
+        return Err("the only test re-ranker is \"test:reverse\"".into());
+    }
+    Ok(())
 }
 
 fn deserialize(
@@ -583,6 +604,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("log.level") && msg.contains("loud"), "{msg}");
+    }
+
+    #[test]
+    fn the_test_reranker_is_for_debug_builds_only() {
+        // This test runs in a debug build: `test:reverse` loads, another test name does not.
+        let home = tempfile::tempdir().unwrap();
+        let ok = load(
+            home.path(),
+            None,
+            &[("CAIRN__MODELS__RERANKER", "test:reverse")],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(ok.settings.models.reranker, "test:reverse");
+        let msg = load(
+            home.path(),
+            None,
+            &[("CAIRN__MODELS__RERANKER", "test:shuffle")],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("models.reranker") && msg.contains("test:reverse"),
+            "{msg}"
+        );
+        // What a release build says, and that a real folder is never taken for a test name.
+        let msg = test_reranker_allowed("test:reverse", false).unwrap_err();
+        assert!(
+            msg.contains("only in debug builds") && msg.contains("release build"),
+            "{msg}"
+        );
+        assert!(test_reranker_allowed("/models/ms-marco", false).is_ok());
+        assert!(test_reranker_allowed("", false).is_ok());
     }
 
     #[test]
