@@ -17,11 +17,13 @@
 
 pub mod api;
 mod error;
+mod forget;
 mod ids;
 mod model;
 pub mod ports;
 
 pub use error::ErrorCode;
+pub use forget::{Forgetting, Forgotten};
 pub use ids::{ItemId, NoteId, RecordId};
 pub use model::{
     CaptureCursor, Certainty, Chunk, Item, ItemEvent, ItemEventKind, ItemKind, NewItemEvent,

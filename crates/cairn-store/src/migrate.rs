@@ -8,6 +8,11 @@ use crate::{Error, Result};
 pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "initial", include_str!("../migrations/0001_initial.sql")),
     (2, "notes", include_str!("../migrations/0002_notes.sql")),
+    (
+        3,
+        "forgetting",
+        include_str!("../migrations/0003_forgetting.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

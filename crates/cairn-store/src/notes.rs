@@ -324,6 +324,7 @@ impl Store {
     /// Records a change: updates (or creates) the note's metadata and appends its next
     /// version, in one transaction. Returns the version.
     pub async fn append_note_version(&self, change: &NewNoteVersion) -> Result<NoteVersionRow> {
+        let _writer = self.write_lock().await;
         let txn = self.conn().begin().await?;
         let row = append_in(&txn, change).await?;
         txn.commit().await?;
@@ -338,6 +339,7 @@ impl Store {
         file_size: Option<u64>,
         file_mtime: Option<i64>,
     ) -> Result<()> {
+        let _writer = self.write_lock().await;
         let db = self.conn();
         db.execute(Statement::from_sql_and_values(
             db.get_database_backend(),
@@ -387,6 +389,7 @@ impl Store {
         version: u64,
         by: &str,
     ) -> Result<Option<NoteVersionRow>> {
+        let _writer = self.write_lock().await;
         let db = self.conn();
         let changed = db
             .execute(Statement::from_sql_and_values(

@@ -109,10 +109,17 @@ pub struct JournalEntry {
 }
 
 /// The store. Cheap to clone; all clones share one connection pool.
+///
+/// One writer at a time: every write (and every read-then-write transaction) holds the
+/// store's writer lock, so two writers never race to upgrade a read transaction (SQLite's
+/// `SQLITE_BUSY` on upgrade) and no write is lost or half-applied. Readers never wait for it
+/// (WAL). Only one process writes: the service, or the CLI in direct mode under the same
+/// instance lock.
 #[derive(Debug, Clone)]
 pub struct Store {
     db: DatabaseConnection,
     path: PathBuf,
+    writer: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 pub(crate) fn now_text() -> String {
@@ -190,7 +197,13 @@ impl Store {
         Ok(Self {
             db,
             path: path.to_path_buf(),
+            writer: std::sync::Arc::default(),
         })
+    }
+
+    /// Takes the store's writer lock (see [`Store`]); every write method holds it.
+    pub(crate) async fn write_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writer.lock().await
     }
 
     /// The database file.
@@ -254,6 +267,7 @@ impl Store {
     /// revision (the old one stays) when they changed — a turn that went on after it was
     /// first read. So re-reading a source never duplicates.
     pub async fn append_records(&self, batch: &[(NewRecord, Vec<Chunk>)]) -> Result<AppendReport> {
+        let _writer = self.write_lock().await;
         let txn = self.db.begin().await?;
         let captured_at = now_text();
         let mut report = AppendReport::default();
@@ -427,22 +441,49 @@ impl Store {
             .collect()
     }
 
+    /// The distinct working directories of the sessions captured from every framework but
+    /// `except` (each session's first record), sorted: the project folders Cairn knows, where
+    /// capture looks for per-project stores such as Aider's. Reads the session index, not the
+    /// records' text.
+    pub async fn known_cwds(&self, except: &str) -> Result<Vec<String>> {
+        let rows = self
+            .db
+            .query_all(Statement::from_sql_and_values(
+                self.db.get_database_backend(),
+                "SELECT DISTINCT r.cwd AS cwd FROM records r
+                 JOIN (SELECT MIN(seq) AS seq FROM records WHERE framework <> ?
+                       GROUP BY framework, session_id) f ON r.seq = f.seq
+                 WHERE r.cwd IS NOT NULL AND r.cwd <> '' ORDER BY r.cwd",
+                [except.into()],
+            ))
+            .await?;
+        rows.iter()
+            .map(|r| Ok(r.try_get::<String>("", "cwd")?))
+            .collect()
+    }
+
     /// Every current record with its chunks, in log order, a page at a time (index rebuilds).
     pub async fn records_page(
         &self,
         after_seq: i64,
         limit: u64,
     ) -> Result<Vec<(Record, Vec<Chunk>)>> {
+        // Only current revisions: an older one is superseded by a later row anyway, and
+        // its chunks are not the current ones.
         let rows = records::Entity::find()
             .filter(records::Column::Seq.gt(after_seq))
+            .filter(sea_orm::sea_query::Expr::cust(
+                "\"records\".\"rev\" = (SELECT MAX(r2.rev) FROM records r2 WHERE r2.id = \"records\".\"id\")",
+            ))
             .order_by_asc(records::Column::Seq)
             .limit(limit)
             .all(&self.db)
             .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
+            let rev = r.rev;
             let rec = record_from_model(r)?;
-            let chunks = self.chunks(&rec.record.id).await?;
+            let chunks = self.chunks_of(&rec.record.id, Some(rev)).await?;
             out.push((rec, chunks));
         }
         Ok(out)
@@ -467,38 +508,9 @@ impl Store {
 
     /// Stores embeddings (replacing any of the same owner, kind, position and model).
     pub async fn put_vectors(&self, batch: &[StoredVector]) -> Result<()> {
+        let _writer = self.write_lock().await;
         let txn = self.db.begin().await?;
-        let now = now_text();
-        for v in batch {
-            let data: Vec<u8> = v.vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-            let am = vectors::ActiveModel {
-                id: NotSet,
-                owner_id: Set(v.owner.clone()),
-                kind: Set(v.kind.as_str().to_owned()),
-                ord: Set(i64::from(v.ord)),
-                model: Set(v.model.clone()),
-                dim: Set(v.vector.len() as i64),
-                data: Set(data),
-                created_at: Set(now.clone()),
-            };
-            vectors::Entity::insert(am)
-                .on_conflict(
-                    OnConflict::columns([
-                        vectors::Column::OwnerId,
-                        vectors::Column::Kind,
-                        vectors::Column::Ord,
-                        vectors::Column::Model,
-                    ])
-                    .update_columns([
-                        vectors::Column::Dim,
-                        vectors::Column::Data,
-                        vectors::Column::CreatedAt,
-                    ])
-                    .to_owned(),
-                )
-                .exec_without_returning(&txn)
-                .await?;
-        }
+        insert_vectors(&txn, batch).await?;
         txn.commit().await?;
         Ok(())
     }
@@ -533,6 +545,48 @@ impl Store {
         rows.into_iter().map(vector_from_model).collect()
     }
 
+    /// The vectors of one owner made by one model at or after `since` (the time its current
+    /// revision was captured), in position order. Older ones belong to an earlier revision.
+    pub async fn vectors_since(
+        &self,
+        owner: &str,
+        model: &str,
+        since: Timestamp,
+    ) -> Result<Vec<StoredVector>> {
+        let rows = vectors::Entity::find()
+            .filter(vectors::Column::OwnerId.eq(owner))
+            .filter(vectors::Column::Model.eq(model))
+            .filter(vectors::Column::CreatedAt.gte(ts_text(&since)))
+            .order_by_asc(vectors::Column::Ord)
+            .all(&self.db)
+            .await?;
+        rows.into_iter().map(vector_from_model).collect()
+    }
+
+    /// Replaces every vector of `kind` that `model` made for each of `owners` with `batch`,
+    /// in one transaction: a record's new revision leaves none of its old positions behind.
+    pub async fn replace_vectors(
+        &self,
+        owners: &[String],
+        model: &str,
+        kind: cairn_core::VectorKind,
+        batch: &[StoredVector],
+    ) -> Result<()> {
+        let _writer = self.write_lock().await;
+        let txn = self.db.begin().await?;
+        for owner in owners {
+            vectors::Entity::delete_many()
+                .filter(vectors::Column::OwnerId.eq(owner.as_str()))
+                .filter(vectors::Column::Model.eq(model))
+                .filter(vectors::Column::Kind.eq(kind.as_str()))
+                .exec(&txn)
+                .await?;
+        }
+        insert_vectors(&txn, batch).await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
     /// How many vectors one model made.
     pub async fn count_vectors(&self, model: &str) -> Result<u64> {
         use sea_orm::PaginatorTrait;
@@ -544,6 +598,7 @@ impl Store {
 
     /// Removes the vectors of every model but `keep` (after re-embedding with a new model).
     pub async fn drop_vectors_except(&self, keep: &str) -> Result<u64> {
+        let _writer = self.write_lock().await;
         let res = vectors::Entity::delete_many()
             .filter(vectors::Column::Model.ne(keep))
             .exec(&self.db)
@@ -553,6 +608,7 @@ impl Store {
 
     /// Saves a cursor (after the records it covers were appended).
     pub async fn save_cursor(&self, c: &CaptureCursor) -> Result<()> {
+        let _writer = self.write_lock().await;
         let state = c
             .state
             .as_ref()
@@ -607,13 +663,28 @@ impl Store {
 
     /// The chunks of a record's latest revision, in order.
     pub async fn chunks(&self, id: &RecordId) -> Result<Vec<Chunk>> {
+        self.chunks_of(id, None).await
+    }
+
+    /// The chunks of one revision of a record (`None`: its current revision). A revision
+    /// short enough to need none has none, whatever earlier revisions had.
+    async fn chunks_of(&self, id: &RecordId, rev: Option<i64>) -> Result<Vec<Chunk>> {
+        let rev = match rev {
+            Some(r) => r,
+            None => records::Entity::find()
+                .filter(records::Column::Id.eq(id.as_str()))
+                .order_by_desc(records::Column::Rev)
+                .one(&self.db)
+                .await?
+                .map_or(0, |r| r.rev),
+        };
         let rows = chunks::Entity::find()
             .filter(chunks::Column::RecordId.eq(id.as_str()))
-            .order_by_asc(chunks::Column::Rev)
+            .filter(chunks::Column::Rev.eq(rev))
             .order_by_asc(chunks::Column::Ord)
             .all(&self.db)
             .await?;
-        let last_rev = rows.iter().map(|r| r.rev).max().unwrap_or(0);
+        let last_rev = rev;
         Ok(rows
             .into_iter()
             .filter(|r| r.rev == last_rev)
@@ -628,6 +699,7 @@ impl Store {
 
     /// Appends an event to the long-term log.
     pub async fn append_item_event(&self, event: &NewItemEvent) -> Result<ItemEvent> {
+        let _writer = self.write_lock().await;
         let state = serde_json::to_string(&event.item).map_err(|e| Error::Encode {
             what: "item state",
             reason: e.to_string(),
@@ -720,6 +792,7 @@ impl Store {
 
     /// Sets a run-time setting.
     pub async fn set_setting<T: Serialize>(&self, key: &str, value: &T) -> Result<Timestamp> {
+        let _writer = self.write_lock().await;
         let now = chrono::Utc::now();
         let am = settings::ActiveModel {
             key: Set(key.to_owned()),
@@ -742,6 +815,7 @@ impl Store {
 
     /// Appends to the store's journal. `detail` must never hold remembered content.
     pub async fn journal(&self, kind: &str, detail: &serde_json::Value) -> Result<()> {
+        let _writer = self.write_lock().await;
         let am = journal::ActiveModel {
             seq: NotSet,
             at: Set(now_text()),
@@ -773,12 +847,31 @@ impl Store {
     }
 
     /// Wipes everything remembered: both logs, relations, vectors and capture cursors, and
-    /// the notes' metadata and versions when `notes` is true. Then records that a clear
-    /// happened (counts only), vacuums and truncates the WAL so no remembered byte stays in
-    /// the database files. Returns what was removed.
+    /// the notes' metadata and versions when `notes` is true. The removed records' ids (hashes,
+    /// never content) go to the `forgotten` table and the clear's time to the journal, in the
+    /// same transaction, so capture never brings them back (see [`Store::forgetting`]). Then
+    /// vacuums and truncates the WAL so no remembered byte stays in the database files.
+    /// Returns what was removed.
     pub async fn clear(&self, notes: bool) -> Result<Counts> {
+        let _writer = self.write_lock().await;
         let before = self.counts().await?;
+        let at = now_text();
+        let removed = Counts {
+            notes: if notes { before.notes } else { 0 },
+            ..before
+        };
+        let detail = serde_json::json!({
+            "records": removed.records, "chunks": removed.chunks,
+            "items": removed.items, "notes": removed.notes, "notes_kept": !notes,
+        });
+        let backend = self.db.get_database_backend();
         let txn = self.db.begin().await?;
+        txn.execute(Statement::from_sql_and_values(
+            backend,
+            "INSERT OR IGNORE INTO forgotten (id, at) SELECT DISTINCT id, ? FROM records",
+            [at.clone().into()],
+        ))
+        .await?;
         txn.execute_unprepared("UPDATE log_guard SET clearing = 1 WHERE id = 1")
             .await?;
         for table in CLEAR_TABLES
@@ -790,23 +883,112 @@ impl Store {
         }
         txn.execute_unprepared("UPDATE log_guard SET clearing = 0 WHERE id = 1")
             .await?;
-        txn.commit().await?;
-        let removed = Counts {
-            notes: if notes { before.notes } else { 0 },
-            ..before
-        };
-        self.journal(
-            "clear",
-            &serde_json::json!({
-                "records": removed.records, "chunks": removed.chunks,
-                "items": removed.items, "notes": removed.notes, "notes_kept": !notes,
-            }),
-        )
+        txn.execute(Statement::from_sql_and_values(
+            backend,
+            "INSERT INTO journal (at, kind, detail) VALUES (?, 'clear', ?)",
+            [at.into(), detail.to_string().into()],
+        ))
         .await?;
+        txn.commit().await?;
         self.db.execute_unprepared("VACUUM").await?;
         self.checkpoint().await?;
         Ok(removed)
     }
+
+    /// Records that memory was switched on or off (the time only, never content). Capture
+    /// skips turns that happened while it was off ([`Store::forgetting`]).
+    pub async fn journal_memory(&self, enabled: bool) -> Result<()> {
+        self.journal(MEMORY_JOURNAL, &serde_json::json!({ "enabled": enabled }))
+            .await
+    }
+
+    /// What capture must never remember again: turns before the last Clear, turns while
+    /// memory was off, and the ids of cleared records.
+    pub async fn forgetting(&self) -> Result<cairn_core::Forgetting> {
+        let mut f = cairn_core::Forgetting {
+            cleared_at: self.last_journal("clear").await?.map(|e| e.at),
+            ..Default::default()
+        };
+        let rows = journal::Entity::find()
+            .filter(journal::Column::Kind.eq(MEMORY_JOURNAL))
+            .order_by_asc(journal::Column::Seq)
+            .all(&self.db)
+            .await?;
+        let mut off_since: Option<Timestamp> = None;
+        for r in rows {
+            let at = parse_ts("journal", "at", &r.at)?;
+            let enabled = serde_json::from_str::<serde_json::Value>(&r.detail)
+                .ok()
+                .and_then(|d| d.get("enabled").and_then(serde_json::Value::as_bool))
+                .unwrap_or(true);
+            match (enabled, off_since) {
+                (false, None) => off_since = Some(at),
+                (true, Some(from)) => {
+                    f.off.push((from, Some(at)));
+                    off_since = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(from) = off_since {
+            f.off.push((from, None));
+        }
+        // Periods that ended before the last Clear are covered by it already.
+        if let Some(c) = f.cleared_at {
+            f.off.retain(|(_, to)| to.is_none_or(|t| t > c));
+        }
+        let ids = self
+            .db
+            .query_all(Statement::from_string(
+                self.db.get_database_backend(),
+                "SELECT id FROM forgotten",
+            ))
+            .await?;
+        for row in ids {
+            f.ids.insert(row.try_get::<String>("", "id")?);
+        }
+        Ok(f)
+    }
+}
+
+/// The journal kind of a memory switch.
+const MEMORY_JOURNAL: &str = "memory";
+
+/// Inserts embeddings inside a transaction (replacing any of the same owner, kind,
+/// position and model).
+async fn insert_vectors(txn: &sea_orm::DatabaseTransaction, batch: &[StoredVector]) -> Result<()> {
+    let now = now_text();
+    for v in batch {
+        let data: Vec<u8> = v.vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let am = vectors::ActiveModel {
+            id: NotSet,
+            owner_id: Set(v.owner.clone()),
+            kind: Set(v.kind.as_str().to_owned()),
+            ord: Set(i64::from(v.ord)),
+            model: Set(v.model.clone()),
+            dim: Set(v.vector.len() as i64),
+            data: Set(data),
+            created_at: Set(now.clone()),
+        };
+        vectors::Entity::insert(am)
+            .on_conflict(
+                OnConflict::columns([
+                    vectors::Column::OwnerId,
+                    vectors::Column::Kind,
+                    vectors::Column::Ord,
+                    vectors::Column::Model,
+                ])
+                .update_columns([
+                    vectors::Column::Dim,
+                    vectors::Column::Data,
+                    vectors::Column::CreatedAt,
+                ])
+                .to_owned(),
+            )
+            .exec_without_returning(txn)
+            .await?;
+    }
+    Ok(())
 }
 
 fn vector_from_model(r: vectors::Model) -> Result<StoredVector> {

@@ -459,3 +459,139 @@ async fn vectors_round_trip_by_model_and_survive_as_the_index_source() {
     assert_eq!(store.count_vectors("m1").await.unwrap(), 0);
     assert_eq!(store.count_vectors("m2").await.unwrap(), 1);
 }
+
+/// Note saves, capture writes (records and cursors) and Clear race for 30 s from several
+/// tasks on a multi-threaded runtime. Every write either lands or fails with a clear error
+/// (none is expected: the writer lock orders them), and no acknowledged write made after the
+/// last Clear is missing at the end.
+#[test]
+fn racing_note_saves_capture_and_clear_lose_no_acknowledged_write() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    use cairn_core::api::NoteScopeKind;
+    use cairn_core::{CaptureCursor, NoteId};
+    use cairn_store::{NewNoteVersion, NoteAction};
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+        let epoch = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        // (what, epoch before, epoch after) of every acknowledged write.
+        type Acks = Vec<(String, u64, u64)>;
+        let mut tasks: Vec<tokio::task::JoinHandle<(Acks, Vec<String>)>> = Vec::new();
+        for writer in 0..2 {
+            let (store, epoch, stop) = (store.clone(), epoch.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut acks, mut errors) = (Vec::new(), Vec::new());
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let (rec, chunks) = record(writer * 1_000_000 + i, &format!("turn {i}"));
+                    let id = rec.id.to_string();
+                    let before = epoch.load(Ordering::SeqCst);
+                    let res = store.append_records(&[(rec, chunks)]).await;
+                    let cursor = CaptureCursor {
+                        source: "test".into(),
+                        path: format!("/tmp/session-{writer}.jsonl"),
+                        file_key: None,
+                        size: i as u64,
+                        offset: i as u64,
+                        mtime: None,
+                        high_water: None,
+                        state: None,
+                    };
+                    let res = match res {
+                        Ok(_) => store.save_cursor(&cursor).await,
+                        Err(e) => Err(e),
+                    };
+                    match res {
+                        Ok(()) => acks.push((id, before, epoch.load(Ordering::SeqCst))),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                (acks, errors)
+            }));
+        }
+        {
+            let (store, epoch, stop) = (store.clone(), epoch.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut acks, mut errors) = (Vec::new(), Vec::new());
+                let mut i = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    let content = format!("note body {i}");
+                    let id = NoteId::derive("note", "race", &i.to_string());
+                    let before = epoch.load(Ordering::SeqCst);
+                    let res = store
+                        .append_note_version(&NewNoteVersion {
+                            id: id.clone(),
+                            scope: NoteScopeKind::User,
+                            project: None,
+                            path: format!("race-{i}.md"),
+                            title: format!("race {i}"),
+                            sha256: format!("{i:064}"),
+                            bytes: content.len() as u64,
+                            file_size: Some(content.len() as u64),
+                            file_mtime: Some(0),
+                            action: NoteAction::Create,
+                            content: Some(content),
+                            author: "test".into(),
+                        })
+                        .await;
+                    match res {
+                        Ok(_) => acks.push((id.to_string(), before, epoch.load(Ordering::SeqCst))),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                (acks, errors)
+            }));
+        }
+        {
+            let (store, epoch, stop) = (store.clone(), epoch.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut errors = Vec::new();
+                while !stop.load(Ordering::SeqCst) {
+                    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+                    match store.clear(true).await {
+                        Ok(_) => {
+                            epoch.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                (Vec::new(), errors)
+            }));
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        stop.store(true, Ordering::SeqCst);
+        let final_epoch = epoch.load(Ordering::SeqCst);
+        assert!(final_epoch >= 5, "only {final_epoch} clears ran");
+        let (mut checked, mut total) = (0, 0);
+        for t in tasks {
+            let (acks, errors) = t.await.unwrap();
+            assert!(errors.is_empty(), "writes failed: {errors:?}");
+            for (id, before, after) in acks {
+                total += 1;
+                if before == final_epoch && after == final_epoch {
+                    checked += 1;
+                    let present = if id.starts_with("r_") {
+                        store.record(&RecordId::new(id.clone())).await.unwrap().is_some()
+                    } else {
+                        store.note(&NoteId::new(id.clone())).await.unwrap().is_some()
+                    };
+                    assert!(present, "{id} was acknowledged after the last clear but is gone");
+                }
+            }
+        }
+        assert!(total > 100, "only {total} writes in 30 s");
+        assert!(checked > 0, "no write landed after the last clear");
+        eprintln!("{total} acknowledged writes, {checked} checked after {final_epoch} clears");
+    });
+}
