@@ -1,14 +1,28 @@
 //! One capture pass: find every framework's session stores, read what changed since the
 //! last pass, scrub, store, and save the cursors. Nothing unscrubbed is ever written.
-use std::collections::BTreeMap;
+//!
+//! Memory stays bounded whatever the size of a store: a file is read in batches
+//! ([`BatchLimits`]: a few thousand turns or a few MiB), and each batch is scrubbed, stored
+//! and its cursor saved before the next one is read (the reader runs one batch ahead on a
+//! blocking thread). A pass killed at any point resumes from the last saved cursor; a batch
+//! stored but not yet followed by its cursor is read again and recognised by the store, so
+//! nothing is lost or stored twice. Whole-file JSON stores are bounded by their size limit
+//! ([`crate::read::MAX_WHOLE_FILE`]).
+//!
+//! Aider keeps its history inside each project, so after the other frameworks the pass looks
+//! for it in the working folders of every session stored so far (from any other framework)
+//! and in the folders listed in settings ([`PassOptions::aider_folders`]).
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cairn_core::api::{CaptureReport, FrameworkCapture, SkipCount};
 use cairn_store::Store;
 
+use crate::frameworks::jsonl::aider;
 use crate::project::ProjectResolver;
-use crate::read::{FileRead, read_lines, read_sqlite, read_whole};
+pub use crate::read::BatchLimits;
+use crate::read::{Batch, read_lines_batched, read_sqlite, read_whole, send_in_batches};
 use crate::spec::{Env, FrameworkSpec, Reader};
 
 /// How deep below a root discovery looks.
@@ -30,6 +44,14 @@ pub struct PassOptions {
     pub settle: Duration,
     /// Working directories of Cairn's own model calls: sessions there are never captured.
     pub internal_dirs: Vec<PathBuf>,
+    /// What must never be remembered again (before the last Clear, while memory was off).
+    pub forget: cairn_core::Forgetting,
+    /// Folders to search for Aider's chat history besides the working folders of the
+    /// sessions already stored (`capture.aider.folders`). A missing or unreadable one is a
+    /// warning.
+    pub aider_folders: Vec<PathBuf>,
+    /// How much of a file is read before it is stored and its cursor saved.
+    pub batch: BatchLimits,
 }
 
 /// Progress of a pass, for a progress bar.
@@ -41,6 +63,8 @@ pub struct Progress {
     pub total: usize,
     /// The framework being read.
     pub framework: String,
+    /// Batches stored so far in this pass (each followed by its cursor).
+    pub batches: u64,
 }
 
 #[derive(Default)]
@@ -155,7 +179,114 @@ fn walk(
     }
 }
 
-/// Runs one pass over every enabled framework. `progress` is called after each file.
+/// Whether a framework is read in this pass.
+fn enabled(opts: &PassOptions, name: &str) -> bool {
+    (opts.only.is_empty() || opts.only.iter().any(|n| n == name))
+        && !opts.disabled.iter().any(|n| n == name)
+}
+
+/// At most this many warnings per pass.
+const MAX_WARNINGS: usize = 20;
+
+fn warn(warnings: &mut Vec<String>, w: String) {
+    if warnings.len() < MAX_WARNINGS {
+        warnings.push(w);
+    }
+}
+
+/// Aider's history files in the project folders: the folders listed in settings (`listed`,
+/// each searched up to three levels down; a missing one or one that is not a folder is a
+/// warning) and the working folders of the sessions already stored (`known`; one that no
+/// longer exists is skipped quietly, projects come and go). A known folder's repository
+/// root (where Aider writes by default) is checked too. A folder that is a symbolic link is
+/// not followed (a warning says so), and the home folder or any folder above it is checked
+/// for the file itself only, never searched below.
+pub fn discover_aider(
+    env: &Env,
+    listed: &[PathBuf],
+    known: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let mut found = BTreeSet::new();
+    let mut visited = BTreeSet::new();
+    let mut local = Vec::new();
+    let folders = listed
+        .iter()
+        .map(|p| (p.clone(), true))
+        .chain(known.iter().map(|c| (PathBuf::from(c), false)));
+    for (dir, is_listed) in folders {
+        if !dir.is_absolute() || !visited.insert(dir.clone()) {
+            continue;
+        }
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                local.push(format!(
+                    "Aider folder {}: a symbolic link; not followed",
+                    dir.display()
+                ));
+                continue;
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                if is_listed {
+                    local.push(format!(
+                        "Aider folder {} (capture.aider.folders) is not a folder; skipped",
+                        dir.display()
+                    ));
+                }
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if is_listed {
+                    local.push(format!(
+                        "Aider folder {} (capture.aider.folders) does not exist; skipped",
+                        dir.display()
+                    ));
+                }
+                continue;
+            }
+            Err(e) => {
+                local.push(format!("Aider folder {}: {e}; skipped", dir.display()));
+                continue;
+            }
+        }
+        if env.home.starts_with(&dir) {
+            found.extend(aider::history_file_in(&dir, &mut local));
+        } else {
+            found.extend(aider::find_histories(&dir, &mut local));
+        }
+        if !is_listed
+            && let Some(root) = repository_root(&dir, &env.home)
+            && root != dir
+        {
+            found.extend(aider::history_file_in(&root, &mut local));
+        }
+    }
+    for w in local {
+        warn(warnings, w);
+    }
+    found.into_iter().collect()
+}
+
+/// The nearest folder at or above `dir` (and below `home`) that holds a `.git`.
+fn repository_root(dir: &Path, home: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !home.starts_with(d))
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// Everything one pass keeps between files.
+struct PassState {
+    tallies: BTreeMap<&'static str, Tally>,
+    projects: ProjectResolver,
+    secrets: u64,
+    warnings: Vec<String>,
+    batches: u64,
+}
+
+/// Runs one pass over every enabled framework. `progress` is called after each batch stored
+/// and after each file.
 pub async fn run(
     store: &Store,
     opts: &PassOptions,
@@ -163,115 +294,79 @@ pub async fn run(
 ) -> Result<CaptureReport, cairn_store::Error> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let mut warnings = Vec::new();
     let env = opts.clone();
-    let files = tokio::task::spawn_blocking(move || {
+    let (files, warnings) = tokio::task::spawn_blocking(move || {
         let mut w = Vec::new();
         let f = discover(&env, &mut w);
         (f, w)
     })
     .await
     .map_err(|e| cairn_store::Error::Io(std::io::Error::other(e.to_string())))?;
-    let (files, discover_warnings) = files;
-    warnings.extend(discover_warnings);
-    let total = files.len();
-    let mut tallies: BTreeMap<&'static str, Tally> = BTreeMap::new();
-    let mut projects = ProjectResolver::default();
-    let scrubber = crate::scrub::scrubber();
-    let mut secrets = 0u64;
-    for (done, (spec, path)) in files.into_iter().enumerate() {
-        let tally = tallies.entry(spec.name).or_default();
-        let key = path.display().to_string();
-        let prev = store.cursor(spec.name, &key).await?;
-        let settle = opts.settle;
-        let read_path = path.clone();
-        let result = tokio::task::spawn_blocking(move || -> std::io::Result<FileRead> {
-            match spec.reader {
-                Reader::Lines(make) => {
-                    read_lines(spec.name, make, &read_path, prev.as_ref(), settle)
-                }
-                Reader::Sqlite(read) => read_sqlite(spec.name, read, &read_path, prev.as_ref()),
-                Reader::WholeFile(parse) => read_whole(spec.name, parse, &read_path, prev.as_ref()),
-            }
+    let mut st = PassState {
+        tallies: BTreeMap::new(),
+        projects: ProjectResolver::default(),
+        secrets: 0,
+        warnings,
+        batches: 0,
+    };
+    let mut total = files.len();
+    let mut done = 0;
+    for (spec, path) in files {
+        capture_file(store, opts, spec, path, &mut st, &|batches| {
+            progress(Progress {
+                done,
+                total,
+                framework: spec.name.to_owned(),
+                batches,
+            })
+        })
+        .await?;
+        done += 1;
+        progress(Progress {
+            done,
+            total,
+            framework: spec.name.to_owned(),
+            batches: st.batches,
+        });
+    }
+    // Aider last: the sessions just stored may name the project folders that hold its files.
+    let spec = aider::spec();
+    if enabled(opts, spec.name) {
+        let known = store.known_cwds(spec.name).await?;
+        let env = opts.env.clone();
+        let listed = opts.aider_folders.clone();
+        let (files, warnings) = tokio::task::spawn_blocking(move || {
+            let mut w = Vec::new();
+            let f = discover_aider(&env, &listed, &known, &mut w);
+            (f, w)
         })
         .await
         .map_err(|e| cairn_store::Error::Io(std::io::Error::other(e.to_string())))?;
-        let read = match result {
-            Ok(r) => r,
-            Err(e) => {
-                let reason = match e.kind() {
-                    std::io::ErrorKind::NotFound => "file vanished",
-                    std::io::ErrorKind::PermissionDenied => "permission denied",
-                    _ => "unreadable store",
-                };
-                tally.skip(reason, 1);
-                if warnings.len() < 20 {
-                    warnings.push(format!("{}: {e}", path.display()));
-                }
+        for w in warnings {
+            warn(&mut st.warnings, w);
+        }
+        total += files.len();
+        for path in files {
+            capture_file(store, opts, spec, path, &mut st, &|batches| {
                 progress(Progress {
-                    done: done + 1,
+                    done,
                     total,
                     framework: spec.name.to_owned(),
-                });
-                continue;
-            }
-        };
-        tally.skip("malformed or unknown lines", read.skipped);
-        for w in read.warnings {
-            if warnings.len() < 20 {
-                warnings.push(w);
-            }
-        }
-        if read.changed {
-            tally.sessions += 1;
-        }
-        let fallback = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .map(chrono::DateTime::<chrono::Utc>::from)
-            .unwrap_or_else(|_| chrono::Utc::now());
-        let mut batch = Vec::with_capacity(read.turns.len());
-        for turn in &read.turns {
-            if let Some(cwd) = &turn.cwd
-                && opts
-                    .internal_dirs
-                    .iter()
-                    .any(|d| Path::new(cwd).starts_with(d))
-            {
-                tally.skip("Cairn's own model calls", 1);
-                continue;
-            }
-            let project = turn.cwd.as_deref().map(|c| projects.identify(c));
-            let (rec, n) =
-                crate::record::to_record(spec.name, turn, project, &key, fallback, scrubber);
-            secrets += n;
-            batch.push(rec);
-        }
-        if !batch.is_empty() {
-            let report = store.append_records(&batch).await?;
-            tally.added += report.added;
-            tally.revised += report.revised;
-        }
-        if !read.changed && batch.is_empty() {
+                    batches,
+                })
+            })
+            .await?;
+            done += 1;
             progress(Progress {
-                done: done + 1,
+                done,
                 total,
                 framework: spec.name.to_owned(),
+                batches: st.batches,
             });
-            continue;
         }
-        // A parser's saved state may hold an open turn's text: it is scrubbed like a record.
-        let mut cursor = read.cursor;
-        if let Some(state) = cursor.state.as_mut() {
-            scrubber.scrub_json(state);
-        }
-        store.save_cursor(&cursor).await?;
-        progress(Progress {
-            done: done + 1,
-            total,
-            framework: spec.name.to_owned(),
-        });
     }
-    let frameworks = tallies
+    let frameworks = st
+        .tallies
         .into_iter()
         .map(|(name, t)| FrameworkCapture {
             framework: name.to_owned(),
@@ -289,9 +384,124 @@ pub async fn run(
         started_at,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         frameworks,
-        warnings,
-        secrets_redacted: secrets,
+        warnings: st.warnings,
+        secrets_redacted: st.secrets,
     })
+}
+
+/// Reads one file or store from its cursor and stores it batch by batch: each batch's turns
+/// are scrubbed and stored, then its cursor is saved. `stored` is called after each batch.
+async fn capture_file(
+    store: &Store,
+    opts: &PassOptions,
+    spec: FrameworkSpec,
+    path: PathBuf,
+    st: &mut PassState,
+    stored: &(dyn Fn(u64) + Send + Sync),
+) -> Result<(), cairn_store::Error> {
+    let tally = st.tallies.entry(spec.name).or_default();
+    let key = path.display().to_string();
+    let prev = store.cursor(spec.name, &key).await?;
+    let fallback = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .map(chrono::DateTime::<chrono::Utc>::from)
+        .unwrap_or_else(|_| chrono::Utc::now());
+    let scrubber = crate::scrub::scrubber();
+    // One batch in the channel and one being read: the reader stays a batch ahead.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Batch>(1);
+    let (settle, limits, read_path) = (opts.settle, opts.batch, path.clone());
+    let reader = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        let mut sink = |b: Batch| tx.blocking_send(b).is_ok();
+        let prev = prev.as_ref();
+        match spec.reader {
+            Reader::Lines(make) => {
+                read_lines_batched(spec.name, make, &read_path, prev, settle, limits, &mut sink)
+            }
+            Reader::Sqlite(read) => {
+                send_in_batches(
+                    read_sqlite(spec.name, read, &read_path, prev)?,
+                    limits,
+                    &mut sink,
+                );
+                Ok(())
+            }
+            Reader::WholeFile(parse) => {
+                send_in_batches(
+                    read_whole(spec.name, parse, &read_path, prev)?,
+                    limits,
+                    &mut sink,
+                );
+                Ok(())
+            }
+        }
+    });
+    let mut counted = false;
+    while let Some(batch) = rx.recv().await {
+        if batch.changed && !counted {
+            tally.sessions += 1;
+            counted = true;
+        }
+        tally.skip("malformed or unknown lines", batch.skipped);
+        for w in batch.warnings {
+            warn(&mut st.warnings, w);
+        }
+        let mut records = Vec::with_capacity(batch.turns.len());
+        for turn in batch.turns {
+            if let Some(cwd) = &turn.cwd
+                && opts
+                    .internal_dirs
+                    .iter()
+                    .any(|d| Path::new(cwd).starts_with(d))
+            {
+                tally.skip("Cairn's own model calls", 1);
+                continue;
+            }
+            // Forgotten turns are dropped before anything (even the scrubber) sees them.
+            let id = cairn_core::RecordId::derive(spec.name, &turn.session_id, &turn.message_id);
+            if let Some(why) = opts.forget.skips(&id, turn.started_at.unwrap_or(fallback)) {
+                tally.skip(why.reason(), 1);
+                continue;
+            }
+            let project = turn.cwd.as_deref().map(|c| st.projects.identify(c));
+            let (rec, n) =
+                crate::record::to_record(spec.name, &turn, project, &key, fallback, scrubber);
+            st.secrets += n;
+            records.push(rec);
+        }
+        if !records.is_empty() {
+            let report = store.append_records(&records).await?;
+            tally.added += report.added;
+            tally.revised += report.revised;
+        }
+        // Saved only once the batch's records are stored: a pass killed in between reads
+        // the batch again, and the store recognises what it already has.
+        if let Some(mut cursor) = batch.cursor
+            && (batch.changed || !records.is_empty())
+        {
+            // A parser's saved state may hold an open turn's text: it is scrubbed like a record.
+            if let Some(state) = cursor.state.as_mut() {
+                scrubber.scrub_json(state);
+            }
+            store.save_cursor(&cursor).await?;
+        }
+        drop(records);
+        st.batches += 1;
+        stored(st.batches);
+    }
+    match reader.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "file vanished",
+                std::io::ErrorKind::PermissionDenied => "permission denied",
+                _ => "unreadable store",
+            };
+            tally.skip(reason, 1);
+            warn(&mut st.warnings, format!("{}: {e}", path.display()));
+        }
+        Err(e) => return Err(cairn_store::Error::Io(std::io::Error::other(e.to_string()))),
+    }
+    Ok(())
 }
 
 /// The existing folders to watch for changes: every enabled framework's roots (for a root

@@ -11,8 +11,12 @@ use crate::turn::Turn;
 
 /// A line longer than this is skipped (with a warning), never held in memory whole.
 pub const MAX_LINE: usize = 16 << 20;
-/// A whole-file store larger than this is skipped.
-pub const MAX_WHOLE_FILE: u64 = 256 << 20;
+/// A whole-file JSON store larger than this is skipped, with a warning naming the limit.
+/// Such a store has no resume point (it is rewritten whole on each change), so it is parsed
+/// in one piece, which takes a few times its size in memory; the limit keeps that within the
+/// pass's memory bound (line stores are read in bounded batches whatever their size).
+/// Real whole-file sessions (Cline, Roo Code, Continue, Amp, legacy Gemini CLI) are far smaller.
+pub const MAX_WHOLE_FILE: u64 = 64 << 20;
 
 /// What reading one file or store gave.
 #[derive(Debug)]
@@ -95,9 +99,55 @@ fn read_line_capped(
     }
 }
 
+/// How much one batch of a read may hold before it is handed over to be stored: the pass
+/// stores each batch and saves its cursor before the next one is read, so memory stays
+/// bounded by a batch (plus one open turn) whatever the size of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchLimits {
+    /// At most this many turns per batch.
+    pub max_turns: usize,
+    /// At most about this many bytes of the file read per batch (a batch ends at the first
+    /// line boundary past it).
+    pub max_bytes: u64,
+}
+
+impl Default for BatchLimits {
+    fn default() -> Self {
+        Self {
+            max_turns: 2_000,
+            max_bytes: 8 << 20,
+        }
+    }
+}
+
+/// One bounded part of a read, handed over to be stored before the next one is read.
+#[derive(Debug)]
+pub struct Batch {
+    /// Turns found in this part.
+    pub turns: Vec<Turn>,
+    /// Where to resume once these turns (and those of the batches before) are stored:
+    /// save it only after they are. `None` for a store that can only be resumed as a whole
+    /// (SQLite, whole-file JSON): its last batch carries the cursor.
+    pub cursor: Option<CaptureCursor>,
+    /// Whether anything changed since the last pass (the same in every batch of a read).
+    pub changed: bool,
+    /// Lines or rows skipped in this part.
+    pub skipped: u64,
+    /// Sentences about what was skipped (at most a few per file, over all its batches).
+    pub warnings: Vec<String>,
+    /// Whether this is the read's last batch (which always comes, with a cursor).
+    pub last: bool,
+}
+
+/// Where each batch of a read goes. It returns `false` to stop the read (the receiver is
+/// gone); what was not handed over is read again next time.
+pub type Sink<'a> = dyn FnMut(Batch) -> bool + 'a;
+
 /// Reads an append-only line store from the saved offset. A replaced or truncated file is
 /// read again from the start (the store skips what it already has). A half-written last
 /// line waits for the next pass, unless the file has been quiet for `settle`.
+///
+/// Everything is returned at once; the pass uses [`read_lines_batched`] instead.
 pub fn read_lines(
     source: &str,
     make: fn(&Path, Option<serde_json::Value>) -> Box<dyn LineParser>,
@@ -105,6 +155,63 @@ pub fn read_lines(
     prev: Option<&CaptureCursor>,
     settle: Duration,
 ) -> std::io::Result<FileRead> {
+    collect(|sink| {
+        read_lines_batched(
+            source,
+            make,
+            path,
+            prev,
+            settle,
+            BatchLimits {
+                max_turns: usize::MAX,
+                max_bytes: u64::MAX,
+            },
+            sink,
+        )
+    })
+}
+
+/// Runs a batched read and gathers its batches into one [`FileRead`].
+fn collect(read: impl FnOnce(&mut Sink<'_>) -> std::io::Result<()>) -> std::io::Result<FileRead> {
+    let mut turns = Vec::new();
+    let mut cursor = None;
+    let mut changed = false;
+    let mut skipped = 0;
+    let mut warnings = Vec::new();
+    read(&mut |b: Batch| {
+        turns.extend(b.turns);
+        if b.cursor.is_some() {
+            cursor = b.cursor;
+        }
+        changed |= b.changed;
+        skipped += b.skipped;
+        warnings.extend(b.warnings);
+        true
+    })?;
+    let cursor =
+        cursor.ok_or_else(|| std::io::Error::other("a read ended without its last batch"))?;
+    Ok(FileRead {
+        turns,
+        cursor,
+        changed,
+        skipped,
+        warnings,
+    })
+}
+
+/// [`read_lines`] in bounded batches: each is handed to `sink` with the cursor to resume
+/// from once its turns are stored. Only a batch's lines and turns are in memory (plus the
+/// parser's open turn), never the file. The last batch (always sent, with the final cursor)
+/// holds the open turn when the file has gone quiet.
+pub fn read_lines_batched(
+    source: &str,
+    make: fn(&Path, Option<serde_json::Value>) -> Box<dyn LineParser>,
+    path: &Path,
+    prev: Option<&CaptureCursor>,
+    settle: Duration,
+    limits: BatchLimits,
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
     let meta = fs_err::metadata(path)?;
     let size = meta.len();
     let key = file_key(&meta);
@@ -120,13 +227,44 @@ pub fn read_lines(
     let mut parser = make(path, state);
     let mut turns = Vec::new();
     let mut warnings = Vec::new();
+    let mut warned = 0;
     let mut skipped = 0;
+    // A resume point inside the file: `size` is where reading got to and `mtime` is unset,
+    // so the next pass never takes the file for unchanged and goes on from `offset`.
+    let cursor_at =
+        |offset: u64, state: serde_json::Value, size: u64, mtime: Option<String>| CaptureCursor {
+            source: source.to_owned(),
+            path: path.display().to_string(),
+            file_key: Some(key.clone()),
+            size,
+            offset,
+            mtime,
+            high_water: None,
+            state: Some(state),
+        };
     if !unchanged {
         let mut file = fs_err::File::open(path)?;
         file.seek(SeekFrom::Start(offset))?;
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let mut buf = Vec::new();
+        let mut batch_start = offset;
         loop {
+            if turns.len() >= limits.max_turns
+                || offset.saturating_sub(batch_start) >= limits.max_bytes
+            {
+                let batch = Batch {
+                    turns: std::mem::take(&mut turns),
+                    cursor: Some(cursor_at(offset, parser.save(), offset, None)),
+                    changed: true,
+                    skipped: std::mem::take(&mut skipped),
+                    warnings: std::mem::take(&mut warnings),
+                    last: false,
+                };
+                if !sink(batch) {
+                    return Ok(());
+                }
+                batch_start = offset;
+            }
             buf.clear();
             let start = offset;
             let (n, complete, overlong) = read_line_capped(&mut reader, &mut buf, MAX_LINE)?;
@@ -140,14 +278,14 @@ pub fn read_lines(
             offset += n as u64;
             if overlong {
                 skipped += 1;
-                push_warning(
-                    &mut warnings,
-                    format!(
+                if warned < WARNINGS_PER_FILE {
+                    warned += 1;
+                    warnings.push(format!(
                         "{}: line at byte {start} is longer than {} MiB; skipped",
                         path.display(),
                         MAX_LINE >> 20
-                    ),
-                );
+                    ));
+                }
                 continue;
             }
             let line = String::from_utf8_lossy(&buf);
@@ -157,33 +295,54 @@ pub fn read_lines(
             }
             if let Err(w) = parser.feed(line, &mut turns) {
                 skipped += 1;
-                push_warning(
-                    &mut warnings,
-                    format!("{}: line at byte {start}: {w}", path.display()),
-                );
+                if warned < WARNINGS_PER_FILE {
+                    warned += 1;
+                    warnings.push(format!("{}: line at byte {start}: {w}", path.display()));
+                }
             }
         }
     }
     if quiet && let Some(open) = parser.open_turn() {
         turns.push(open);
     }
-    let cursor = CaptureCursor {
-        source: source.to_owned(),
-        path: path.display().to_string(),
-        file_key: Some(key),
-        size,
-        offset,
-        mtime,
-        high_water: None,
-        state: Some(parser.save()),
-    };
-    Ok(FileRead {
+    sink(Batch {
         turns,
-        cursor,
+        cursor: Some(cursor_at(offset, parser.save(), size, mtime)),
         changed: !unchanged,
         skipped,
         warnings,
-    })
+        last: true,
+    });
+    Ok(())
+}
+
+/// Hands a read that came whole (SQLite, whole-file JSON) to `sink` in batches of at most
+/// `limits.max_turns` turns; the last one carries the cursor.
+pub fn send_in_batches(read: FileRead, limits: BatchLimits, sink: &mut Sink<'_>) {
+    let FileRead {
+        turns,
+        cursor,
+        changed,
+        mut skipped,
+        mut warnings,
+    } = read;
+    let mut cursor = Some(cursor);
+    let mut turns = turns.into_iter().peekable();
+    loop {
+        let part: Vec<Turn> = turns.by_ref().take(limits.max_turns.max(1)).collect();
+        let last = turns.peek().is_none();
+        let batch = Batch {
+            turns: part,
+            cursor: if last { cursor.take() } else { None },
+            changed,
+            skipped: std::mem::take(&mut skipped),
+            warnings: std::mem::take(&mut warnings),
+            last,
+        };
+        if !sink(batch) || last {
+            return;
+        }
+    }
 }
 
 /// Fingerprint of an SQLite store and its WAL: (size, mtime) of both.
@@ -305,7 +464,8 @@ pub fn read_whole(
             changed: true,
             skipped: 1,
             warnings: vec![format!(
-                "{}: {} MiB is larger than {} MiB; skipped",
+                "{}: {} MiB is larger than the {} MiB limit for a whole-file JSON store \
+                 (it would be parsed in one piece); skipped",
                 path.display(),
                 size >> 20,
                 MAX_WHOLE_FILE >> 20

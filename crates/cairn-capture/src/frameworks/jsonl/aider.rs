@@ -65,33 +65,57 @@ const MAX_DEPTH: usize = 3;
 /// folders and dependency/build folders such as `node_modules` and `target` are skipped).
 /// Unreadable folders are skipped. Give it the project folders Cairn already knows (for
 /// example the working directories of captured sessions); read each file found with [`spec`]'s
-/// reader.
+/// reader. [`find_histories`] does the same and says what it skipped.
 pub fn history_files_under(dir: &Path) -> Vec<PathBuf> {
+    find_histories(dir, &mut Vec::new())
+}
+
+/// [`history_files_under`], with a sentence in `warnings` for each folder that could not be
+/// read and each history file that is a symbolic link (links are never followed: no loops,
+/// no escaping the folder).
+pub fn find_histories(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    search(dir, 0, &mut found);
+    search(dir, 0, &mut found, warnings);
     found.sort();
     found
 }
 
-fn search(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+/// The history file directly in `dir` (not below), if there is one; a symbolic link is not
+/// followed (a warning says so).
+pub fn history_file_in(dir: &Path, warnings: &mut Vec<String>) -> Option<PathBuf> {
     let file = dir.join(HISTORY_FILE);
-    if file.is_file() {
+    match std::fs::symlink_metadata(&file) {
+        Ok(m) if m.file_type().is_symlink() => {
+            warnings.push(format!("{}: a symbolic link; not followed", file.display()));
+            None
+        }
+        Ok(m) if m.is_file() => Some(file),
+        _ => None,
+    }
+}
+
+fn search(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
+    if let Some(file) = history_file_in(dir, warnings) {
         found.push(file);
     }
     if depth >= MAX_DEPTH {
         return;
     }
-    let Ok(entries) = fs_err::read_dir(dir) else {
-        return;
+    let entries = match fs_err::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(format!("cannot read folder: {e}"));
+            return;
+        }
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || SKIP_DIRS.contains(&name.as_str()) {
             continue;
         }
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir {
-            search(&entry.path(), depth + 1, found);
+        // `file_type` does not follow links: a linked folder is not searched.
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            search(&entry.path(), depth + 1, found, warnings);
         }
     }
 }
