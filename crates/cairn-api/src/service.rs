@@ -459,12 +459,16 @@ impl Service {
             )
         })?;
         let s = &self.inner.settings.capture;
+        let aider_folders = s.aider.folders_under(&env.home);
         Ok(cairn_capture::pass::PassOptions {
             env,
             only: Vec::new(),
             disabled: s.disabled.clone(),
             settle: Duration::from_secs(s.settle_seconds),
             internal_dirs: vec![self.inner.paths.data.join("llm-workdir")],
+            forget: Default::default(),
+            aider_folders,
+            batch: Default::default(),
         })
     }
 

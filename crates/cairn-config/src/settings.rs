@@ -79,6 +79,30 @@ pub struct CaptureSettings {
     pub settle_seconds: u64,
     /// Frameworks not to read.
     pub disabled: Vec<String>,
+    /// Aider.
+    pub aider: AiderSettings,
+}
+
+/// `[capture.aider]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AiderSettings {
+    /// Folders searched for Aider's chat history, besides the working folders of captured
+    /// sessions: absolute, or starting with `~/` (see [`AiderSettings::folders_under`]).
+    pub folders: Vec<PathBuf>,
+}
+
+impl AiderSettings {
+    /// The folders with a leading `~` replaced by `home`.
+    pub fn folders_under(&self, home: &Path) -> Vec<PathBuf> {
+        self.folders
+            .iter()
+            .map(|f| match f.strip_prefix("~") {
+                Ok(rest) => home.join(rest),
+                Err(_) => f.clone(),
+            })
+            .collect()
+    }
 }
 
 /// `[log]`
@@ -291,6 +315,21 @@ impl Settings {
             return fail(
                 "capture.startup_delay_seconds",
                 "must be at most 86400 (a day)",
+            );
+        }
+        if let Some(bad) = self
+            .capture
+            .aider
+            .folders
+            .iter()
+            .find(|f| !(f.is_absolute() || f.starts_with("~")))
+        {
+            return fail(
+                "capture.aider.folders",
+                &format!(
+                    "{:?} is not an absolute path: give each folder in full (or starting with ~/)",
+                    bad.display().to_string()
+                ),
             );
         }
         if self.log.keep_days == 0 {
@@ -659,5 +698,60 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("justakey"), "{msg}");
+    }
+
+    #[test]
+    fn aider_folders_come_from_a_toml_list_and_must_be_absolute() {
+        let home = tempfile::tempdir().unwrap();
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert!(s.capture.aider.folders.is_empty());
+        let text = fs_err::read_to_string(Paths::under(home.path()).config_file()).unwrap();
+        assert!(text.contains("[capture.aider]\n"), "{text}");
+        assert!(text.contains("# folders = []"), "{text}");
+        let s = load(
+            home.path(),
+            None,
+            &[(
+                "CAIRN__CAPTURE__AIDER__FOLDERS",
+                r#"["/srv/app", "~/src/site"]"#,
+            )],
+            &[],
+        )
+        .unwrap()
+        .settings;
+        assert_eq!(
+            s.capture.aider.folders_under(Path::new("/home/me")),
+            [
+                PathBuf::from("/srv/app"),
+                PathBuf::from("/home/me/src/site")
+            ]
+        );
+        let file = "[capture.aider]\nfolders = [\"/srv/app\"]\n";
+        let s = load(home.path(), Some(file), &[], &[]).unwrap().settings;
+        assert_eq!(s.capture.aider.folders, [PathBuf::from("/srv/app")]);
+        let msg = load(
+            home.path(),
+            None,
+            &[("CAIRN__CAPTURE__AIDER__FOLDERS", r#"["src/app"]"#)],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("capture.aider.folders")
+                && msg.contains("src/app")
+                && msg.contains("absolute")
+                && msg.contains("CAIRN__CAPTURE__AIDER__FOLDERS"),
+            "{msg}"
+        );
+        let msg = load(
+            home.path(),
+            None,
+            &[("CAIRN__CAPTURE__AIDER__FOLDERS", "/srv/app")],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("capture.aider.folders"), "{msg}");
     }
 }
