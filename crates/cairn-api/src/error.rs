@@ -33,6 +33,32 @@ impl ApiError {
         Self::new(ErrorCode::Internal, message)
     }
 
+    /// Says so plainly when the failure was a full disk (SQLite's `SQLITE_FULL`, `ENOSPC`
+    /// from a file write): `unavailable`, naming the folder whose disk is full and that
+    /// nothing is lost. Any other error is returned as it is.
+    pub fn explain_disk_full(self, data_dir: &std::path::Path) -> Self {
+        let m = self.message.to_lowercase();
+        let full = [
+            "disk is full",
+            "no space left",
+            "os error 28",
+            "sqlite_full",
+        ]
+        .iter()
+        .any(|s| m.contains(s));
+        if !full || self.message.starts_with("The disk holding") {
+            return self;
+        }
+        Self::new(
+            ErrorCode::Unavailable,
+            format!(
+                "The disk holding {} is full; this could not be saved ({}). What is stored stays readable; free some space and Cairn catches up by itself.",
+                data_dir.display(),
+                self.message
+            ),
+        )
+    }
+
     /// The body sent on every transport.
     pub fn body(&self) -> ApiErrorBody {
         ApiErrorBody {

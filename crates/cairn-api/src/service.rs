@@ -109,7 +109,7 @@ macro_rules! dispatch_table {
                         let req: $req = serde_json::from_value(params).map_err(|e| {
                             ApiError::bad_request(format!("invalid parameters for {}: {e}", stringify!($name)))
                         })?;
-                        let res: $res = self.$name(req).await?;
+                        let res: $res = self.$name(req).await.map_err(|e| e.explain_disk_full(&self.inner.paths.data))?;
                         serde_json::to_value(res).map_err(|e| ApiError::internal(e.to_string()))
                     })*
                     other => Err(ApiError::new(
@@ -215,6 +215,18 @@ pub(crate) fn turn_view(r: &cairn_core::Record) -> TurnView {
     }
 }
 
+/// A keyword index that holds documents while the store holds no record is left from a
+/// Clear that was cut short (the process died between emptying the store and the index): it
+/// is emptied at start, so nothing cleared stays searchable.
+async fn drop_stale_text_index(store: &Store, text: &TextIndex) -> Result<()> {
+    if text.num_docs() > 0 && store.counts().await?.records == 0 {
+        tracing::warn!("the keyword index outlived a Clear that was cut short; emptying it");
+        text.clear()
+            .map_err(|e| ApiError::internal(format!("cannot empty the stale search index: {e}")))?;
+    }
+    Ok(())
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -246,6 +258,7 @@ impl Service {
                 TextIndex::in_memory().map_err(|e| ApiError::internal(e.to_string()))?
             }
         };
+        drop_stale_text_index(&store, &text).await?;
         let notes = cairn_notes::Notes::open(opts.paths.notes_dir(), store.clone())
             .await
             .map_err(crate::notes_api::err)?;
@@ -313,11 +326,13 @@ impl Service {
                         .await
                         .ok()
                         .and_then(Result::ok);
-                    refill_needed = held.is_some_and(|h| h < kept);
+                    // More points than the store keeps: a Clear was cut short (the process
+                    // died between emptying the store and the index); what it removed must go.
+                    refill_needed = held.is_some_and(|h| h != kept);
                 }
                 if refill_needed && let Some(d) = &loaded.dense {
                     let refill = async {
-                        d.restart_from_log(&self.inner.store).await?;
+                        d.clear(&self.inner.store).await?;
                         d.sync(&self.inner.store, &self.inner.workers).await
                     };
                     match refill.await {
