@@ -305,3 +305,92 @@ async fn every_tool_works_against_a_real_service_and_explains_when_none_runs() {
     );
     other.cancel().await.unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Property-based fuzzing (issue 9, part 11): 10,000 generated hostile tool calls through the
+// MCP server's argument decoding and on into a real service. Each answers (an error answer
+// is fine), none panics or takes over a second, and the service still answers afterwards.
+
+#[path = "../../cairn-capture/tests/hostile/mod.rs"]
+mod hostile;
+
+mod fuzz {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::*;
+
+    const TOOLS: &[&str] = &[
+        "search", "open", "explore", "notes", "", "Search", "notes\0", "x",
+    ];
+
+    fn args() -> impl Strategy<Value = serde_json::Map<String, Value>> {
+        let value = prop_oneof![
+            3 => hostile::json_value(),
+            2 => prop::sample::select(&[
+                "view", "create", "str_replace", "insert", "delete", "rename", "user", "project",
+                "r_0", "n_0", "kestrel", "../x", "a.md", "",
+            ][..])
+            .prop_map(|s| Value::String(s.to_owned())),
+        ];
+        prop::collection::vec((hostile::key(), value), 0..8).prop_map(|kv| kv.into_iter().collect())
+    }
+
+    #[test]
+    fn the_mcp_server_answers_every_hostile_call_without_panic_or_hang() {
+        let home = tempfile::tempdir().unwrap();
+        let ch = tempfile::tempdir().unwrap();
+        fake_home(home.path());
+        let _daemon = Daemon::start(home.path(), ch.path());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = |access| {
+            cairn_mcp::CairnMcp::new(cairn_mcp::Options {
+                service_file: ch.path().join("run/service.json"),
+                project: Some("/tmp/kestrel".into()),
+                access,
+            })
+        };
+        let servers = [
+            server(cairn_core::api::NoteAccess::ReadWrite),
+            server(cairn_core::api::NoteAccess::ReadOnly),
+        ];
+        let mut runner = proptest::test_runner::TestRunner::new(hostile::config());
+        let started = std::time::Instant::now();
+        runner
+            .run(
+                &(prop::sample::select(TOOLS), args(), any::<bool>()),
+                |(tool, args, read_only)| {
+                    let s = &servers[usize::from(read_only)];
+                    let r = hostile::timed(tool, || rt.block_on(s.call(tool, args, "fuzz")))?;
+                    prop_assert!(!r.content.is_empty(), "{tool}: an empty answer");
+                    Ok(())
+                },
+            )
+            .unwrap();
+        eprintln!(
+            "{} hostile MCP calls in {:?}",
+            hostile::CASES,
+            started.elapsed()
+        );
+        let r = rt.block_on(
+            servers[0].call(
+                "search",
+                serde_json::json!({"query": "kestrel"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+                "fuzz",
+            ),
+        );
+        assert_ne!(
+            r.is_error,
+            Some(true),
+            "the service still answers: {:?}",
+            r.content
+        );
+    }
+}
