@@ -32,9 +32,10 @@ pub struct ServiceFile {
     pub token: String,
     /// This run's random id, which `GET /api/health` reports too. A file without one (written
     /// by a Cairn before 0.1 had it) cannot be checked, so clients treat it as a mismatch and
-    /// never send its token: restarting that service writes a new file.
+    /// never send its token: restarting that service writes a new file. (A boxed `str`
+    /// keeps this struct, and the errors that carry it, small.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance: Option<String>,
+    pub instance: Option<Box<str>>,
 }
 
 impl ServiceFile {

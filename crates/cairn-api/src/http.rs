@@ -171,7 +171,8 @@ fn refusal(headers: &HeaderMap, uri: &Uri, port: u16) -> Option<String> {
             (!own).then(|| {
                 format!(
                     "refused: requests from the web page at {origin:?} are not allowed; only Cairn's own UI \
-                     (http://{allowed}) may call this service from a browser"
+                     (http://127.0.0.1:{port}, http://localhost:{port} or http://[::1]:{port}) may call this \
+                     service from a browser"
                 )
             })
         }

@@ -1039,7 +1039,7 @@ impl ServiceHandle {
                 started_at: service.inner.started_at.clone(),
                 url: url.clone(),
                 token: token.clone(),
-                instance: Some(instance.clone()),
+                instance: Some(instance.clone().into()),
             };
             file.write(&service_file).map_err(|e| {
                 ApiError::internal(format!("cannot write {}: {e}", service_file.display()))

@@ -222,7 +222,7 @@ pub(crate) fn list_backups(dir: &Path) -> Result<Vec<Backup>> {
             },
         ));
     }
-    found.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    found.sort_by_key(|b| std::cmp::Reverse((b.0, b.1)));
     Ok(found.into_iter().map(|(_, _, backup)| backup).collect())
 }
 
