@@ -81,7 +81,7 @@ describe("Settings → Integrations against cairn daemon with a fake home", { ti
     assert.deepEqual((await codex()).backups.map((b) => b.path), [backup]);
     const backups = row.getByTestId("integration-backups");
     await backups.waitFor();
-    assert.match(await backups.innerText(), /1 backup of this file/);
+    assert.match(await backups.innerText(), /^\s*1 backup of this file/);
     await backups.locator("summary").click();
     const items = backups.getByTestId("integration-backup-item");
     assert.equal(await items.count(), 1);
