@@ -11,6 +11,7 @@ use cairn_capture::pass::{PassOptions, run};
 use cairn_core::{Chunk, NewRecord, Outcome, RecordId};
 use cairn_index::{TextIndex, TextQuery};
 use cairn_store::Store;
+use serde::{Deserialize, Serialize};
 
 const WORDS: &[&str] = &[
     "cargo",
@@ -118,6 +119,18 @@ pub(crate) fn peak_rss_mib() -> Option<f64> {
 }
 
 fn claude_turn(rng: &mut Lcg, session: &str, turn: usize, minute: usize) -> String {
+    claude_turn_with(rng, session, turn, minute, 40)
+}
+
+/// A Claude Code turn (request, a Bash call, its output of `output_words` words, the reply)
+/// as JSONL lines.
+fn claude_turn_with(
+    rng: &mut Lcg,
+    session: &str,
+    turn: usize,
+    minute: usize,
+    output_words: usize,
+) -> String {
     let ts = |s: usize| {
         format!(
             "2026-08-{:02}T{:02}:{:02}:{:02}Z",
@@ -133,7 +146,7 @@ fn claude_turn(rng: &mut Lcg, session: &str, turn: usize, minute: usize) -> Stri
     let lines = [
         serde_json::json!({"type":"user","uuid":u,"parentUuid":null,"sessionId":session,"timestamp":ts(0),"cwd":"/home/dev/projects/bench","message":{"role":"user","content":format!("{} ?", rng.words(12))}}),
         serde_json::json!({"type":"assistant","uuid":format!("{a}-1"),"parentUuid":u,"sessionId":session,"timestamp":ts(2),"cwd":"/home/dev/projects/bench","message":{"id":format!("m-{a}"),"role":"assistant","model":"claude-bench","content":[{"type":"tool_use","id":tool,"name":"Bash","input":{"command":format!("cargo {}", rng.words(3))}}],"stop_reason":"tool_use"}}),
-        serde_json::json!({"type":"user","uuid":format!("{u}-r"),"parentUuid":format!("{a}-1"),"sessionId":session,"timestamp":ts(4),"cwd":"/home/dev/projects/bench","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":tool,"content":rng.words(40)}]}}),
+        serde_json::json!({"type":"user","uuid":format!("{u}-r"),"parentUuid":format!("{a}-1"),"sessionId":session,"timestamp":ts(4),"cwd":"/home/dev/projects/bench","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":tool,"content":rng.words(output_words)}]}}),
         serde_json::json!({"type":"assistant","uuid":format!("{a}-2"),"parentUuid":format!("{u}-r"),"sessionId":session,"timestamp":ts(6),"cwd":"/home/dev/projects/bench","message":{"id":format!("m2-{a}"),"role":"assistant","model":"claude-bench","content":[{"type":"text","text":rng.words(60)}],"stop_reason":"end_turn"}}),
     ];
     lines.iter().map(|l| format!("{l}\n")).collect()
@@ -146,6 +159,9 @@ fn pass_options(home: &Path) -> PassOptions {
         disabled: Vec::new(),
         settle: Duration::from_secs(20),
         internal_dirs: Vec::new(),
+        forget: Default::default(),
+        aider_folders: Vec::new(),
+        batch: Default::default(),
     }
 }
 
@@ -289,5 +305,131 @@ pub async fn capture(requests: usize, search_records: usize) -> anyhow::Result<(
         ms(pct(0.5)),
         ms(pct(0.95))
     );
+    Ok(())
+}
+
+/// What the measuring process of `bench capture --size-mib` reports.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CaptureFigures {
+    /// Turns stored.
+    turns: u64,
+    /// Batches stored (each followed by its cursor).
+    batches: u64,
+    /// Duration of the pass.
+    seconds: f64,
+    /// Peak resident memory of the measuring process (VmHWM).
+    peak_rss_mib: Option<f64>,
+    /// Peak resident memory before the pass started.
+    start_rss_mib: Option<f64>,
+}
+
+/// `cairn bench capture --size-mib N`: writes one synthetic Claude Code session of `size_mib`
+/// MiB (requests, Bash calls with outputs of a few to a few thousand words, replies), then a
+/// fresh process captures it into an empty store, so the peak RSS is the capture's own.
+pub async fn capture_file(size_mib: u64, json: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(size_mib > 0, "--size-mib must be at least 1");
+    let tmp = tempfile::tempdir().context("temp dir")?;
+    let home = tmp.path().join("home");
+    let dir = home.join(".claude/projects/-home-dev-projects-bench");
+    fs_err::create_dir_all(&dir)?;
+    let path = dir.join("bench-large.jsonl");
+    let target = size_mib << 20;
+    eprintln!("writing a {size_mib} MiB Claude Code session…");
+    let mut rng = Lcg(42);
+    let mut out = std::io::BufWriter::new(fs_err::File::create(&path)?);
+    let (mut bytes, mut turns) = (0u64, 0usize);
+    while bytes < target {
+        // Mostly short outputs, sometimes a long one (a test run, a file read).
+        let words = if rng.next(10) == 0 {
+            500 + rng.next(3_000)
+        } else {
+            20 + rng.next(300)
+        };
+        let turn = claude_turn_with(&mut rng, "bench-large", turns, turns, words);
+        out.write_all(turn.as_bytes())?;
+        bytes += turn.len() as u64;
+        turns += 1;
+    }
+    out.flush()?;
+    drop(out);
+    let cairn_home = tmp.path().join("cairn-home");
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .env("CAIRN_HOME", &cairn_home)
+        .args(["bench", "capture-phase", "--home"])
+        .arg(&home)
+        .arg("--db")
+        .arg(tmp.path().join("cairn.db"))
+        .output()
+        .context("cannot start the measuring process")?;
+    anyhow::ensure!(
+        child.status.success(),
+        "the measuring process failed: {}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    let f: CaptureFigures = serde_json::from_slice(&child.stdout)
+        .context("the measuring process printed no figures")?;
+    anyhow::ensure!(
+        f.turns == turns as u64,
+        "captured {} of the {turns} turns written",
+        f.turns
+    );
+    let mib = bytes as f64 / 1048576.0;
+    let rate = mib / f.seconds.max(1e-9);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file_mib": mib,
+                "turns": f.turns,
+                "batches": f.batches,
+                "seconds": f.seconds,
+                "mib_per_s": rate,
+                "peak_rss_mib": f.peak_rss_mib,
+                "start_rss_mib": f.start_rss_mib,
+            })
+        );
+        return Ok(());
+    }
+    let rss = |x: Option<f64>| {
+        x.map(|v| format!("{v:.0} MiB"))
+            .unwrap_or_else(|| "n/a (no /proc/self/status)".into())
+    };
+    println!("cairn bench capture --size-mib {size_mib} (one synthetic Claude Code session)");
+    println!("  file        {mib:.1} MiB, {turns} turns with tool outputs");
+    println!(
+        "  capture     {} turns in {:.1} s ({rate:.1} MiB/s), {} batches, scrubbed and stored",
+        f.turns, f.seconds, f.batches
+    );
+    println!(
+        "  peak RSS    {} (the measuring process; {} before the pass)",
+        rss(f.peak_rss_mib),
+        rss(f.start_rss_mib)
+    );
+    Ok(())
+}
+
+/// The measuring half of `bench capture --size-mib`: one pass over `home` into a new store
+/// at `db`; prints [`CaptureFigures`] as JSON.
+pub async fn capture_phase(home: &Path, db: &Path) -> anyhow::Result<()> {
+    let store = Store::open(db).await?;
+    let opts = pass_options(home);
+    let start_rss_mib = peak_rss_mib();
+    let batches = std::sync::atomic::AtomicU64::new(0);
+    let t = Instant::now();
+    let report = run(&store, &opts, &|p: cairn_capture::pass::Progress| {
+        batches.store(p.batches, std::sync::atomic::Ordering::Relaxed);
+    })
+    .await?;
+    let seconds = t.elapsed().as_secs_f64();
+    let peak_rss_mib = peak_rss_mib();
+    store.close().await?;
+    let figures = CaptureFigures {
+        turns: report.frameworks.iter().map(|f| f.added).sum(),
+        batches: batches.load(std::sync::atomic::Ordering::Relaxed),
+        seconds,
+        peak_rss_mib,
+        start_rss_mib,
+    };
+    println!("{}", serde_json::to_string(&figures)?);
     Ok(())
 }

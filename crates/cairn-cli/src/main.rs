@@ -199,7 +199,9 @@ enum EvalCmd {
 
 #[derive(Debug, Subcommand)]
 enum BenchCmd {
-    /// Full and incremental capture of a synthetic store, and BM25 query latency.
+    /// Full and incremental capture of a synthetic store, and BM25 query latency. With
+    /// --size-mib, instead: one synthetic session file of that size captured in a fresh
+    /// process (turns, duration, MiB/s and the process's peak RSS).
     Capture {
         /// Requests in the synthetic store.
         #[arg(long, default_value_t = 100_000)]
@@ -207,6 +209,20 @@ enum BenchCmd {
         /// Records in the store when search latency is measured.
         #[arg(long, default_value_t = 150_000)]
         search_records: usize,
+        /// Capture one synthetic Claude Code session file of this many MiB instead.
+        #[arg(long, value_name = "MIB", conflicts_with_all = ["requests", "search_records"])]
+        size_mib: Option<u64>,
+        /// Print the figures as JSON (with --size-mib).
+        #[arg(long, requires = "size_mib")]
+        json: bool,
+    },
+    /// The measuring half of `bench capture --size-mib`, run in a fresh process.
+    #[command(hide = true)]
+    CapturePhase {
+        #[arg(long)]
+        home: PathBuf,
+        #[arg(long)]
+        db: PathBuf,
     },
     /// Search at scale: restart, RAM at idle, query-vector and fused-query latency, and
     /// recall@10 of the quantized index, as a synthetic store grows.
@@ -381,10 +397,27 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Command::Bench {
                 what:
                     BenchCmd::Capture {
+                        size_mib: Some(size_mib),
+                        json,
+                        ..
+                    },
+            } => bench::capture_file(size_mib, json)
+                .await
+                .map_err(Failure::from),
+            Command::Bench {
+                what:
+                    BenchCmd::Capture {
                         requests,
                         search_records,
+                        size_mib: None,
+                        ..
                     },
             } => bench::capture(requests, search_records)
+                .await
+                .map_err(Failure::from),
+            Command::Bench {
+                what: BenchCmd::CapturePhase { home, db },
+            } => bench::capture_phase(&home, &db)
                 .await
                 .map_err(Failure::from),
             Command::Bench {

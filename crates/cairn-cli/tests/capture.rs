@@ -226,6 +226,68 @@ fn capture_once_finds_every_planted_phrase_and_scrubs_secrets() {
 }
 
 #[test]
+fn capture_once_reads_aider_from_a_folder_named_in_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let site = work.path().join("site");
+    fs_err::create_dir_all(&site).unwrap();
+    fs_err::write(
+        site.join(".aider.chat.history.md"),
+        "# aider chat started at 2026-08-21 10:00:00\n\n\
+         > Main model: gpt-test with diff edit format\n\n\
+         #### where is the PLANTEDwren limit set?\n\n\
+         In `src/limits.rs`.\n\n\
+         #### and who reads it?\n\n\
+         The scheduler.\n",
+    )
+    .unwrap();
+    // A list setting from the environment is a TOML list.
+    let folders = serde_json::to_string(&[site.display().to_string()]).unwrap();
+    let capture = || {
+        let out = cairn(home.path(), ch.path())
+            .env("CAIRN__CAPTURE__AIDER__FOLDERS", &folders)
+            .args(["capture", "--once", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let aider = |report: &serde_json::Value| {
+        report["frameworks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["framework"] == "aider")
+            .map(|f| f["added"].as_u64().unwrap() + f["revised"].as_u64().unwrap())
+            .unwrap_or(0)
+    };
+    let report = capture();
+    assert_eq!(aider(&report), 2, "{report}");
+    let hits = search(home.path(), ch.path(), "PLANTEDwren");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["framework"], "aider");
+    // A second pass adds nothing.
+    assert_eq!(aider(&capture()), 0);
+    // A folder that is not absolute is refused, naming the setting and where it came from.
+    let out = cairn(home.path(), ch.path())
+        .env("CAIRN__CAPTURE__AIDER__FOLDERS", r#"["site"]"#)
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("capture.aider.folders") && err.contains("CAIRN__CAPTURE__AIDER__FOLDERS"),
+        "{err}"
+    );
+}
+
+#[test]
 fn memory_off_stops_capture_and_search() {
     let home = tempfile::tempdir().unwrap();
     let ch = tempfile::tempdir().unwrap();
