@@ -5,13 +5,55 @@ use cairn_config::{Paths, Settings};
 use cairn_core::api::Status;
 
 use crate::service::{StartError, open_direct};
-use crate::{ApiError, Client, InstanceLock, Result, Service};
+use crate::{ApiError, Client, InstanceLock, LockError, Result, Service, StartIntent};
+
+/// How long a CLI call waits for a service that is starting before it gives up.
+pub const START_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What a CLI's backend needs to find the store again: a call that could not reach a service
+/// that has just stopped goes to whatever owns the store now (another service, or the store
+/// opened directly), instead of failing.
+#[derive(Debug, Clone)]
+pub struct Reconnect {
+    paths: Paths,
+    settings: Settings,
+    config_file: PathBuf,
+}
+
+/// Whether `e` says the request never reached the service: nothing listens any more, or a
+/// service shutting down closed the connection before taking the request in (a graceful
+/// shutdown finishes every request it has taken). Sending it elsewhere cannot run it twice.
+fn not_delivered(e: &ApiError, client: &Client) -> bool {
+    let unreachable = format!("cannot reach Cairn at {}", client.info().url);
+    let gone = [
+        "Connection refused",
+        "os error 111",
+        "Connection reset",
+        "os error 104",
+    ];
+    e.code == cairn_core::ErrorCode::Unavailable
+        && (e.message == unreachable
+            || (e.message.starts_with(&unreachable) && gone.iter().any(|g| e.message.contains(g))))
+}
+
+async fn remote_call(
+    client: &Client,
+    method: &str,
+    params: serde_json::Value,
+) -> Result<serde_json::Value> {
+    let client = client.clone();
+    let method = method.to_owned();
+    tokio::task::spawn_blocking(move || client.call(&method, &params))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+}
 
 /// Where calls go.
 #[derive(Debug)]
 pub enum Backend {
-    /// A running service (daemon or desktop app).
-    Remote(Client),
+    /// A running service (daemon or desktop app), and, for a CLI, how to find the store again
+    /// when that service stops before a call reaches it.
+    Remote(Client, Option<Box<Reconnect>>),
     /// No service runs: the store is opened in this process, under the instance lock.
     Direct(Service, InstanceLock),
     /// The service runs in this process, with its HTTP API and workers (the desktop app).
@@ -25,42 +67,87 @@ impl Backend {
     }
 
     /// As [`Backend::connect_or_open`], naming the config file the settings came from.
+    ///
+    /// A service that is starting wins over this call: while one has declared its
+    /// [`StartIntent`], or holds the lock without answering yet, the call waits for it (up to
+    /// [`START_WAIT`]) and then goes through it; when the store's lock is free it opens the
+    /// store directly.
     pub async fn connect_or_open_with(
         paths: &Paths,
         settings: &Settings,
         config_file: PathBuf,
     ) -> Result<Self> {
-        if let Some(client) = Client::discover(&paths.service_file()) {
-            return Ok(Backend::Remote(client));
-        }
-        match open_direct(paths, settings, config_file).await {
-            Ok((service, lock)) => Ok(Backend::Direct(service, lock)),
-            // A service is starting right now: wait for its file, then use it.
-            Err(StartError::Lock(_)) => {
-                for _ in 0..50 {
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    if let Some(client) = Client::discover(&paths.service_file()) {
-                        return Ok(Backend::Remote(client));
-                    }
-                }
-                Err(ApiError::new(
-                    cairn_core::ErrorCode::Unavailable,
-                    "another Cairn process holds the store but does not answer; if it hangs, stop it and try again",
-                ))
+        let service_file = paths.service_file();
+        let lock_file = paths.lock_file();
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(client) = Client::discover(&service_file) {
+                let again = Reconnect {
+                    paths: paths.clone(),
+                    settings: settings.clone(),
+                    config_file: config_file.clone(),
+                };
+                return Ok(Backend::Remote(client, Some(Box::new(again))));
             }
-            Err(StartError::Api(e)) => Err(e),
+            if started.elapsed() >= START_WAIT {
+                return Err(ApiError::new(
+                    cairn_core::ErrorCode::Unavailable,
+                    format!(
+                        "a Cairn service is starting but has not answered within {}s; check `cairn daemon`'s output or the log in {}, then try again",
+                        START_WAIT.as_secs(),
+                        paths.logs.display()
+                    ),
+                ));
+            }
+            // A service is starting: wait for it rather than take the store from under it.
+            if StartIntent::declared(&lock_file) {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+            match open_direct(paths, settings, config_file.clone()).await {
+                Ok((service, lock)) => return Ok(Backend::Direct(service, lock)),
+                // A service answers now (it started while we waited): use it.
+                Err(StartError::Lock(LockError::AlreadyRunning(Some(_)))) => {}
+                // Held by a process that is neither serving nor letting go.
+                Err(StartError::Lock(e)) => {
+                    return Err(ApiError::new(
+                        cairn_core::ErrorCode::Unavailable,
+                        e.to_string(),
+                    ));
+                }
+                Err(StartError::Api(e)) => return Err(e),
+            }
         }
     }
 
     /// Calls one method by name.
     pub async fn call(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value> {
         match self {
-            Backend::Remote(client) => {
-                let client = client.clone();
-                let method = method.to_owned();
-                tokio::task::spawn_blocking(move || client.call(&method, &params))
-                    .await
-                    .map_err(|e| ApiError::internal(e.to_string()))?
+            Backend::Remote(client, again) => {
+                let out = remote_call(client, method, params.clone()).await;
+                match (out, again) {
+                    // The service stopped between finding it and this call, which never
+                    // reached it: send it to whatever owns the store now.
+                    (Err(e), Some(again)) if not_delivered(&e, client) => {
+                        tracing::info!(error = %e, "the service has stopped; calling again");
+                        let backend = Backend::connect_or_open_with(
+                            &again.paths,
+                            &again.settings,
+                            again.config_file.clone(),
+                        )
+                        .await?;
+                        let out = match &backend {
+                            Backend::Remote(c, _) => remote_call(c, method, params).await,
+                            Backend::Direct(service, _) => service.dispatch(method, params).await,
+                            Backend::Hosted(handle) => {
+                                handle.service().dispatch(method, params).await
+                            }
+                        };
+                        backend.close().await;
+                        out
+                    }
+                    (out, _) => out,
+                }
             }
             Backend::Direct(service, _) => service.dispatch(method, params).await,
             Backend::Hosted(handle) => handle.service().dispatch(method, params).await,
@@ -94,7 +181,7 @@ impl Backend {
                 drop(lock);
             }
             Backend::Hosted(handle) => handle.shutdown().await,
-            Backend::Remote(_) => {}
+            Backend::Remote(..) => {}
         }
     }
 }
@@ -104,13 +191,17 @@ impl Backend {
     /// when another Cairn process (a daemon) already owns the store, becomes its client.
     pub async fn host(opts: crate::ServiceOptions) -> Result<Self> {
         let service_file = opts.paths.service_file();
-        match crate::ServiceHandle::start(opts).await {
+        let intent = StartIntent::declare(&opts.paths.lock_file())
+            .map_err(|e| ApiError::new(cairn_core::ErrorCode::Unavailable, e.to_string()))?;
+        let started = crate::ServiceHandle::start(opts).await;
+        drop(intent);
+        match started {
             Ok(handle) => Ok(Backend::Hosted(Box::new(handle))),
             Err(StartError::Lock(e)) => {
                 for _ in 0..50 {
                     if let Some(client) = Client::discover(&service_file) {
                         tracing::info!(url = %client.info().url, "another Cairn owns the store; using it");
-                        return Ok(Backend::Remote(client));
+                        return Ok(Backend::Remote(client, None));
                     }
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }

@@ -39,10 +39,10 @@ mod service;
 mod tools;
 mod workers;
 
-pub use backend::{Backend, SharedBackend};
+pub use backend::{Backend, Reconnect, SharedBackend};
 pub use client::{Client, ServiceFile};
 pub use error::{ApiError, Result};
-pub use instance::{InstanceLock, LockError};
+pub use instance::{InstanceLock, LockError, StartIntent};
 pub use models::{memory_vector_index, models_for_eval};
 pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
 pub use workers::WorkerBoard;

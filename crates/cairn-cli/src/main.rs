@@ -14,7 +14,7 @@ mod bench_search;
 mod eval;
 
 use anyhow::Context;
-use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError};
+use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError, StartIntent};
 use cairn_config::{Overrides, Paths, Settings};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
@@ -900,7 +900,12 @@ async fn daemon(
         serve_http: true,
         ui_dir: ui_dir.clone(),
     };
-    let handle = match ServiceHandle::start(opts).await {
+    // CLI calls wait for a service that has declared it is starting instead of opening the
+    // store themselves; the intent ends once the service serves (or has failed to start).
+    let intent = StartIntent::declare(&opts.paths.lock_file())?;
+    let started = ServiceHandle::start(opts).await;
+    drop(intent);
+    let handle = match started {
         Ok(h) => h,
         Err(StartError::Lock(e)) => {
             return Err(Failure {

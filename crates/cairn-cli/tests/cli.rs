@@ -28,19 +28,32 @@ struct Daemon {
 
 impl Daemon {
     fn start(home: &Path) -> Self {
+        Self::start_logging_to(home, None)
+    }
+
+    /// Starts a daemon whose stderr goes to `log` (shown when it fails to start).
+    fn start_logging_to(home: &Path, log: Option<&Path>) -> Self {
+        let stderr = match log {
+            Some(path) => Stdio::from(fs_err::File::create(path).unwrap().into_parts().0),
+            None => Stdio::null(),
+        };
         let mut child = cairn(home)
             .arg("daemon")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let line = loop {
-            let line = lines
-                .next()
-                .expect("daemon exited before printing its address")
-                .unwrap();
+            let Some(line) = lines.next() else {
+                let status = child.wait().unwrap();
+                let err = log
+                    .map(|p| fs_err::read_to_string(p).unwrap_or_default())
+                    .unwrap_or_default();
+                panic!("daemon exited ({status}) before printing its address: {err}");
+            };
+            let line = line.unwrap();
             if line.contains("http://127.0.0.1:") {
                 break line;
             }
@@ -199,6 +212,73 @@ fn a_second_service_sees_the_first_and_exits_saying_so() {
     d.stop();
 }
 
+/// Issue 9 part 10: `cairn daemon &` followed at once by CLI calls. The CLI calls in direct
+/// mode never make the starting service exit, and never fail themselves.
+#[test]
+fn a_starting_service_never_loses_to_cli_calls_in_a_loop() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let home = tempfile::tempdir().unwrap();
+    let log = tempfile::tempdir().unwrap();
+    // The store exists before the race starts, as for a user who has run Cairn before.
+    assert_eq!(status_json(home.path())["service"]["host"], "direct");
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let looper = {
+        let (home, stop, calls, failures) = (
+            home.path().to_owned(),
+            stop.clone(),
+            calls.clone(),
+            failures.clone(),
+        );
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let out = cairn(&home).args(["status", "--json"]).output().unwrap();
+                calls.fetch_add(1, Ordering::Relaxed);
+                if !out.status.success() {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&out.stderr).into_owned());
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    for round in 0..50 {
+        let t = Instant::now();
+        let d = Daemon::start_logging_to(home.path(), Some(&log.path().join("daemon.log")));
+        slowest = slowest.max(t.elapsed());
+        let out = Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}"])
+            .arg(format!("{}/api/health", d.url))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "200",
+            "round {round}: health"
+        );
+        d.stop();
+    }
+    stop.store(true, Ordering::Relaxed);
+    looper.join().unwrap();
+    let failures = failures.lock().unwrap();
+    let calls = calls.load(Ordering::Relaxed);
+    eprintln!(
+        "50 starts in {:?} (slowest start {slowest:?}) with {calls} CLI calls alongside",
+        started.elapsed()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {calls} CLI calls failed: {failures:?}",
+        failures.len()
+    );
+    assert!(calls >= 50, "the CLI loop ran only {calls} calls");
+}
+
 #[test]
 fn the_memory_switch_survives_a_restart_and_the_cli_and_service_agree() {
     let home = tempfile::tempdir().unwrap();
@@ -330,4 +410,220 @@ fn clear_asks_for_confirmation_unless_told_yes() {
         .unwrap();
     assert!(out.status.success());
     assert!(status_json(home.path())["last_clear"].is_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property-based fuzzing (issue 9, part 11): 10,000 generated hostile HTTP requests, raw on
+// the socket, through the real server's request decoding (request line, Host and Origin,
+// token, method name, body) into the dispatch table. Each gets an HTTP answer within a
+// second (4xx for what is wrong), none kills the server, and it still answers afterwards.
+
+#[path = "../../cairn-capture/tests/hostile/mod.rs"]
+mod hostile;
+
+mod http_fuzz {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Methods safe to run at random (none touches anything outside the temp CAIRN_HOME),
+    /// and names that are not methods.
+    const METHODS: &[&str] = &[
+        "status",
+        "search",
+        "conversations",
+        "conversation",
+        "open",
+        "explore",
+        "notes_list",
+        "note_get",
+        "note_versions",
+        "note_version",
+        "notes_titles",
+        "config_show",
+        "memory_set",
+        "note_save",
+        "note_command",
+        "note_rename",
+        "note_delete",
+        "note_restore",
+        "note_redact",
+        "",
+        "nope",
+        "..%2fstatus",
+        "status%00",
+        "STATUS",
+        "status/x",
+        "%ff",
+    ];
+
+    const EXAMPLES: &[&str] = &[
+        r#"{"query": "kestrel migration", "limit": 5, "kinds": ["record", "note"]}"#,
+        r#"{"id": "r_0123456789abcdef", "depth": 2}"#,
+        r#"{"note": {"scope": "user", "path": "a.md"}, "content": "x"}"#,
+        r#"{"command": "view", "scope": "user", "path": ""}"#,
+        r#"{"enabled": true}"#,
+        r#"{}"#,
+    ];
+
+    #[derive(Debug, Clone)]
+    struct Req {
+        verb: &'static str,
+        method: &'static str,
+        host: Option<String>,
+        origin: Option<String>,
+        token: u8,
+        body: Vec<u8>,
+        short_length: bool,
+        chunked: bool,
+    }
+
+    fn req() -> impl Strategy<Value = Req> {
+        let corpus: Vec<Vec<u8>> = EXAMPLES.iter().map(|s| s.as_bytes().to_vec()).collect();
+        let header = prop_oneof![
+            6 => Just(None),
+            1 => prop::sample::select(&[
+                "127.0.0.1", "localhost", "evil.example", "127.0.0.1:1", "[::1]", "", "127.0.0.1.nip.io",
+            ][..]).prop_map(|s| Some(s.to_owned())),
+            1 => "[ -~]{0,40}".prop_map(Some),
+        ];
+        (
+            prop::sample::select(&["POST", "POST", "POST", "GET", "PUT", "OPTIONS", "BREW"][..]),
+            prop::sample::select(METHODS),
+            header.clone(),
+            header,
+            0u8..4,
+            hostile::bytes_from(corpus),
+            prop::bool::weighted(0.05),
+            prop::bool::weighted(0.05),
+        )
+            .prop_map(
+                |(verb, method, host, origin, token, body, short_length, chunked)| Req {
+                    verb,
+                    method,
+                    host,
+                    origin,
+                    token,
+                    body,
+                    short_length,
+                    chunked,
+                },
+            )
+    }
+
+    /// Sends one request on a fresh connection; the status code of the answer.
+    fn send(addr: &str, token: &str, r: &Req) -> Result<u16, String> {
+        let mut s = TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut head = format!("{} /api/rpc/{} HTTP/1.1\r\n", r.verb, r.method);
+        match &r.host {
+            Some(h) => head.push_str(&format!("Host: {h}\r\n")),
+            None => head.push_str(&format!("Host: {addr}\r\n")),
+        }
+        if let Some(o) = &r.origin {
+            head.push_str(&format!("Origin: {o}\r\n"));
+        }
+        match r.token {
+            0 => {}
+            1 => head.push_str("Authorization: Bearer 0000\r\n"),
+            _ => head.push_str(&format!("Authorization: Bearer {token}\r\n")),
+        }
+        head.push_str("Content-Type: application/json\r\nConnection: close\r\n");
+        let mut bytes = head.into_bytes();
+        if r.chunked {
+            bytes.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+            bytes.extend_from_slice(format!("{:x}\r\n", r.body.len()).as_bytes());
+            bytes.extend_from_slice(&r.body);
+            bytes.extend_from_slice(b"\r\n0\r\n\r\n");
+        } else {
+            let len = if r.short_length {
+                r.body.len() / 2
+            } else {
+                r.body.len()
+            };
+            bytes.extend_from_slice(format!("Content-Length: {len}\r\n\r\n").as_bytes());
+            bytes.extend_from_slice(&r.body);
+        }
+        // The server may answer and close before reading a refused body; then the rest of
+        // the write fails, and the answer may be lost to the reset: status 0.
+        let wrote = s.write_all(&bytes);
+        let mut answer = Vec::new();
+        let read = s.read_to_end(&mut answer);
+        if answer.is_empty() && (wrote.is_err() || read.is_err()) {
+            return Ok(0);
+        }
+        let text = String::from_utf8_lossy(&answer);
+        let status = text
+            .strip_prefix("HTTP/1.1 ")
+            .and_then(|t| t.get(..3))
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| format!("no HTTP answer: {:?}", &text[..text.len().min(200)]))?;
+        Ok(status)
+    }
+
+    #[test]
+    fn the_http_server_answers_every_hostile_request() {
+        let home = tempfile::tempdir().unwrap();
+        let fake_home = tempfile::tempdir().unwrap();
+        let d = {
+            // No agent data and no config of the user's: HOME is a temp dir too.
+            let mut child = cairn(home.path())
+                .env("HOME", fake_home.path())
+                .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
+                .arg("daemon")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let line = loop {
+                let line = lines.next().expect("daemon exited early").unwrap();
+                if line.contains("http://127.0.0.1:") {
+                    break line;
+                }
+            };
+            std::thread::spawn(move || for _ in lines {});
+            let url = line
+                .split_whitespace()
+                .find(|w| w.starts_with("http://"))
+                .unwrap()
+                .to_owned();
+            let (base, token) = url.split_once("/#token=").unwrap();
+            Daemon {
+                child,
+                url: base.to_owned(),
+                token: token.to_owned(),
+            }
+        };
+        let addr = d.url.trim_start_matches("http://").to_owned();
+        let mut runner = proptest::test_runner::TestRunner::new(hostile::config());
+        let started = Instant::now();
+        let codes = std::sync::Mutex::new(std::collections::BTreeMap::<u16, u32>::new());
+        runner
+            .run(&req(), |r| {
+                let code = hostile::timed(r.method, || send(&addr, &d.token, &r))?
+                    .map_err(TestCaseError::fail)?;
+                prop_assert!(code != 500, "{r:?} → 500");
+                *codes.lock().unwrap().entry(code).or_default() += 1;
+                Ok(())
+            })
+            .unwrap();
+        eprintln!(
+            "{} hostile HTTP requests in {:?}; answers by status: {:?}",
+            hostile::CASES,
+            started.elapsed(),
+            codes.lock().unwrap()
+        );
+        let reset = codes.lock().unwrap().get(&0).copied().unwrap_or(0);
+        assert!(
+            reset < hostile::CASES / 10,
+            "{reset} connections closed without an answer"
+        );
+        let (code, _) = d.rpc("status", "{}", Some(&d.token));
+        assert_eq!(code, 200, "the server still answers");
+        d.stop();
+    }
 }
