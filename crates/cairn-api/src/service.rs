@@ -151,8 +151,11 @@ pub(crate) struct SearchCorpus {
     pub(crate) vectors: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
     /// Replaces the query's project, framework and session filters (see
     /// [`cairn_index::Corpus::keep`]).
-    pub(crate) keep: Option<Box<dyn Fn(&cairn_index::TextHit) -> bool + Send + Sync>>,
+    pub(crate) keep: Option<KeepFn>,
 }
+
+/// A corpus's own test on each candidate (see [`cairn_index::Keep`]).
+pub(crate) type KeepFn = Box<dyn Fn(&cairn_index::TextHit) -> bool + Send + Sync>;
 
 /// A record found by search, as the API shows it.
 fn record_hit(h: cairn_index::TextHit) -> SearchHit {
