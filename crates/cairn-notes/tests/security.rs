@@ -293,3 +293,196 @@ async fn written_files_are_private() {
     let snap = snapshot(&env.root);
     assert!(snap.keys().all(|k| !k.contains("tmp-cairn")), "{snap:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Property-based fuzzing (issue 9, part 11): 10,000 generated hostile paths through every
+// command of the path guard, on a real notes root with links planted towards `outside/`.
+// No panic, no input over a second, and nothing outside the notes root ever changes.
+
+#[path = "../../cairn-capture/tests/hostile/mod.rs"]
+mod hostile;
+
+mod fuzz {
+    use cairn_core::api::{NoteCommandReq, NoteScopeKind};
+    use proptest::prelude::*;
+
+    use super::common::*;
+    use super::hostile;
+
+    /// Components that mean something to some file system or decoder.
+    const PARTS: &[&str] = &[
+        "..",
+        ".",
+        "",
+        "a.md",
+        "notes",
+        "link",
+        "evil.md",
+        "hard.md",
+        "CON",
+        "nul.md",
+        "COM1",
+        ".hidden",
+        ".git",
+        "x.tmp-cairn",
+        "a:b",
+        "name.",
+        "name ",
+        "%2e%2e",
+        "%252e",
+        "C:",
+        "\\\\?\\C:",
+        "\u{ff0e}\u{ff0e}",
+        "\u{2215}",
+        "\u{200b}",
+        "\u{202e}",
+        "\u{0}",
+        "\u{1b}",
+        "ü.md",
+        "e\u{301}.md",
+        "Ⅻ.md",
+        "😀.md",
+    ];
+    const SEPARATORS: &[&str] = &["/", "/", "/", "\\", "//", "/./", "%2f", "\u{ff0f}"];
+
+    fn path() -> impl Strategy<Value = String> {
+        let part = prop_oneof![
+            3 => prop::sample::select(PARTS).prop_map(str::to_owned),
+            2 => "[a-zA-Z0-9 ._-]{0,12}",
+            1 => ".{0,12}",
+            1 => (1usize..300).prop_map(|n| "x".repeat(n)),
+        ];
+        let joined = (
+            prop::option::of(prop::sample::select(&["/", "\\", "C:", "~/"][..])),
+            prop::collection::vec((part, prop::sample::select(SEPARATORS)), 1..11),
+        )
+            .prop_map(|(lead, parts)| {
+                let mut s = lead.unwrap_or("").to_owned();
+                for (i, (p, sep)) in parts.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(sep);
+                    }
+                    s.push_str(p);
+                }
+                s
+            });
+        let seeds: Vec<Vec<u8>> = super::corpus()
+            .into_iter()
+            .map(|(p, _)| p.into_bytes())
+            .collect();
+        prop_oneof![
+            3 => joined,
+            2 => hostile::bytes_from(seeds).prop_map(|b| hostile::text(&b)),
+        ]
+    }
+
+    fn request() -> impl Strategy<Value = NoteCommandReq> {
+        let command = prop::sample::select(
+            &[
+                "view",
+                "create",
+                "str_replace",
+                "insert",
+                "delete",
+                "rename",
+                "list",
+                "",
+            ][..],
+        );
+        let project = prop_oneof![
+            3 => Just(None),
+            1 => prop::sample::select(&["demo", "../x", "/etc", "", ".", "\u{0}", "a/b"][..])
+                .prop_map(|p| Some(p.to_owned())),
+            1 => ".{0,40}".prop_map(Some),
+        ];
+        (
+            command,
+            path(),
+            path(),
+            project,
+            any::<u64>(),
+            prop::option::of(any::<[i64; 2]>()),
+        )
+            .prop_map(
+                |(command, path, other, project, line, view_range)| NoteCommandReq {
+                    command: command.to_owned(),
+                    scope: project.as_ref().map(|_| NoteScopeKind::Project),
+                    project,
+                    path,
+                    view_range,
+                    file_text: Some("# fuzz\n\nbody\n".into()),
+                    old_str: Some("body".into()),
+                    new_str: Some("changed".into()),
+                    insert_line: Some(line % 8),
+                    insert_text: Some("more\n".into()),
+                    new_path: Some(other),
+                    ..Default::default()
+                },
+            )
+    }
+
+    #[test]
+    fn hostile_paths_never_panic_hang_or_touch_anything_outside_the_root() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let env = rt.block_on(Env::new());
+        rt.block_on(env.ok(create("a.md", "# A\n\nbody\n")));
+        let user = env.user_dir();
+        std::os::unix::fs::symlink(&env.outside, user.join("link")).unwrap();
+        std::os::unix::fs::symlink(env.outside.join("decoy.txt"), user.join("evil.md")).unwrap();
+        let outside_before = snapshot(&env.outside);
+        let mut runner = proptest::test_runner::TestRunner::new(hostile::config());
+        let started = std::time::Instant::now();
+        let accepted = std::cell::Cell::new(0u32);
+        runner
+            .run(&request(), |req| {
+                let what = format!("{} {:?}", req.command, req.path);
+                let result = hostile::timed(&what, || rt.block_on(env.run(req)))?;
+                if result.is_ok() {
+                    accepted.set(accepted.get() + 1);
+                }
+                Ok(())
+            })
+            .unwrap();
+        eprintln!(
+            "{} hostile note commands in {:?}, {accepted} accepted",
+            hostile::CASES,
+            started.elapsed(),
+            accepted = accepted.get()
+        );
+        assert_eq!(outside_before, snapshot(&env.outside));
+        let top: Vec<String> = fs_err::read_dir(env.tree.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            top.iter().all(|n| n == "notes" || n == "outside"),
+            "{top:?}"
+        );
+        // Every file under the root is a real file or one of the links planted above.
+        for e in walk(&env.root) {
+            let meta = fs_err::symlink_metadata(&e).unwrap();
+            if meta.file_type().is_symlink() {
+                assert!(e == user.join("link") || e == user.join("evil.md"), "{e:?}");
+            }
+        }
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in fs_err::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let link = fs_err::symlink_metadata(&p)
+                .unwrap()
+                .file_type()
+                .is_symlink();
+            if p.is_dir() && !link {
+                out.extend(walk(&p));
+            }
+            out.push(p);
+        }
+        out
+    }
+}
