@@ -23,7 +23,7 @@ ensure_system_packages() {
   local pkgs=(build-essential pkg-config curl file libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
               librsvg2-dev libxdo-dev clang libclang-dev)
   if [ "$mode" = test ]; then
-    pkgs+=(webkit2gtk-driver xvfb xauth chromium)
+    pkgs+=(webkit2gtk-driver xvfb xauth chromium util-linux)
   fi
   case "$(uname -s)" in
     Linux) ;;

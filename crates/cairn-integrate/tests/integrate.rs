@@ -738,6 +738,9 @@ fn a_directory_in_place_of_the_file_is_refused() {
     assert!(path.is_dir());
 }
 
+/// Set in the child that [`an_unreadable_file_is_refused`] runs when it runs as root.
+const WITHOUT_DAC_OVERRIDE: &str = "CAIRN_TEST_WITHOUT_DAC_OVERRIDE";
+
 #[cfg(unix)]
 #[test]
 fn an_unreadable_file_is_refused() {
@@ -746,7 +749,32 @@ fn an_unreadable_file_is_refused() {
     let path = sandbox.put("cursor", b"{}\n");
     fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
     if fs_err::read(&path).is_ok() {
-        // Running as root: permissions do not stop reads, nothing to test here.
+        // Root reads a file whatever its mode (CAP_DAC_OVERRIDE). Run this test again in a
+        // child that has lost the capabilities that let it (dropped from the bounding set,
+        // so root's exec does not get them back): there the read really fails.
+        assert!(
+            std::env::var_os(WITHOUT_DAC_OVERRIDE).is_none(),
+            "the file is readable even without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH"
+        );
+        let out = std::process::Command::new("setpriv")
+            .arg("--bounding-set=-dac_override,-dac_read_search")
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "an_unreadable_file_is_refused",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(WITHOUT_DAC_OVERRIDE, "1")
+            .output()
+            .expect("setpriv (util-linux) runs the test without root's file override");
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{log}");
+        assert!(log.contains("1 passed"), "the child ran the test: {log}");
         return;
     }
     let error = sandbox.cairn().install("cursor").unwrap_err();
