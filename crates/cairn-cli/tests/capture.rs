@@ -247,6 +247,8 @@ fn capture_once_reads_aider_from_a_folder_named_in_settings() {
     let capture = || {
         let out = cairn(home.path(), ch.path())
             .env("CAIRN__CAPTURE__AIDER__FOLDERS", &folders)
+            // Quiet at once, so the last (open) turn is stored too.
+            .env("CAIRN__CAPTURE__SETTLE_SECONDS", "0")
             .args(["capture", "--once", "--json"])
             .output()
             .unwrap();
