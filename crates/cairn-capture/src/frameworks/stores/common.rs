@@ -228,7 +228,7 @@ pub(crate) fn ts_ms(ms: i64) -> Option<Timestamp> {
 
 /// Epoch seconds or milliseconds, told apart by magnitude (some stores mix them).
 pub(crate) fn epoch_to_ms(n: i64) -> i64 {
-    if n.abs() < 100_000_000_000 {
+    if n.unsigned_abs() < 100_000_000_000 {
         n.saturating_mul(1000)
     } else {
         n
