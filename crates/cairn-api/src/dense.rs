@@ -12,8 +12,9 @@ use crate::{ApiError, Result, WorkerBoard};
 
 /// The store setting that says how far the dense index is, and for which model.
 const STATE_KEY: &str = "index.dense";
-/// Records embedded per batch.
-const BATCH: u64 = 32;
+/// Records embedded per batch: small enough that the indexing worker, which takes the
+/// store's write permit per batch, lets Clear or a stop through within about a second.
+const BATCH: u64 = 16;
 /// The worker board's name for this work.
 pub(crate) const INDEXING: &str = "indexing";
 
@@ -63,10 +64,37 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
+/// A dense sync under way: how far it is. Made by [`Dense::begin_sync`], advanced one batch
+/// at a time by [`Dense::sync_step`], so a worker can take the store's write permit per batch
+/// and stop between batches.
+#[derive(Debug)]
+pub struct SyncRun {
+    state: State,
+    total: u64,
+    done: u64,
+}
+
+impl SyncRun {
+    /// Records embedded so far.
+    pub fn done(&self) -> u64 {
+        self.done
+    }
+}
+
 impl Dense {
     /// Embeds every record stored after the last sync (all of them after a model change),
-    /// keeps the vectors in the store and the index. Returns how many records it embedded.
+    /// keeps the vectors in the store and the index, in one go. Returns how many records it
+    /// embedded. (The service's indexing worker goes batch by batch instead.)
     pub async fn sync(&self, store: &Store, board: &WorkerBoard) -> Result<u64> {
+        let mut run = self.begin_sync(store).await?;
+        while self.sync_step(store, &mut run, board).await? {}
+        self.finish_sync(store, &run, board).await?;
+        Ok(run.done)
+    }
+
+    /// Prepares a sync: makes sure the index exists with the model's dimension, and starts
+    /// afresh when the model changed.
+    pub async fn begin_sync(&self, store: &Store) -> Result<SyncRun> {
         let model = self.embedder.model_id().to_owned();
         let dim = self.embedder.dim();
         let mut state = store
@@ -99,114 +127,167 @@ impl Dense {
             if changed {
                 tracing::info!(from = %state.model, to = %model, "embedding model changed; re-embedding in the background");
             }
-            state = State {
-                model: model.clone(),
-                seq: 0,
-            };
+            state = State { model, seq: 0 };
         }
         let total = store.counts().await?.records.max(1);
-        let mut done = 0u64;
-        loop {
-            let page = store.records_page(state.seq, BATCH).await?;
-            let Some(last) = page.last().map(|(r, _)| r.seq) else {
-                break;
+        Ok(SyncRun {
+            state,
+            total,
+            done: 0,
+        })
+    }
+
+    /// Embeds the next batch of records. Returns false when there was nothing left.
+    ///
+    /// Each record's vectors are those of its current revision: vectors kept in the store
+    /// are reused only when they were made after this revision was captured, and a
+    /// revision's vectors replace all of the record's earlier ones (positions past a shorter
+    /// revision go too), in the store and in the index.
+    pub async fn sync_step(
+        &self,
+        store: &Store,
+        run: &mut SyncRun,
+        board: &WorkerBoard,
+    ) -> Result<bool> {
+        let model = run.state.model.clone();
+        let dim = self.embedder.dim();
+        let page = store.records_page(run.state.seq, BATCH).await?;
+        let Some(last) = page.last().map(|(r, _)| r.seq) else {
+            return Ok(false);
+        };
+        // A page may hold two revisions of one record: only the newest counts.
+        let mut newest: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+        for (rec, _) in &page {
+            let e = newest.entry(rec.record.id.as_str()).or_insert(rec.seq);
+            *e = (*e).max(rec.seq);
+        }
+        let mut replaced: Vec<String> = Vec::new();
+        let mut stored = Vec::new();
+        let mut points = Vec::new();
+        let mut to_embed: Vec<(&Record, u32, String)> = Vec::new();
+        for (rec, chunks) in &page {
+            if newest.get(rec.record.id.as_str()) != Some(&rec.seq) {
+                continue;
+            }
+            let pieces: Vec<String> = if chunks.is_empty() {
+                vec![rec.record.text.clone()]
+            } else {
+                chunks.iter().map(|c| c.text.clone()).collect()
             };
-            let mut stored = Vec::new();
-            let mut points = Vec::new();
-            let mut to_embed: Vec<(Record, u32, String)> = Vec::new();
-            for (rec, chunks) in &page {
-                let pieces: Vec<String> = if chunks.is_empty() {
-                    vec![rec.record.text.clone()]
-                } else {
-                    chunks.iter().map(|c| c.text.clone()).collect()
-                };
-                // Vectors this model already made for this record are reused.
-                let have = store.vectors_of(rec.record.id.as_str(), &model).await?;
-                if have.len() == pieces.len() && have.iter().all(|v| v.vector.len() == dim) {
-                    for v in have {
-                        points.push(VectorPoint {
-                            owner: v.owner,
-                            vector_kind: v.kind,
-                            ord: v.ord,
-                            vector: v.vector,
-                            payload: payload(rec),
-                        });
-                    }
-                    continue;
-                }
-                for (ord, text) in pieces.into_iter().enumerate() {
-                    to_embed.push((rec.clone(), u32::try_from(ord).unwrap_or(u32::MAX), text));
-                }
-            }
-            if !to_embed.is_empty() {
-                let embedder = self.embedder.clone();
-                let texts: Vec<String> = to_embed.iter().map(|(_, _, t)| t.clone()).collect();
-                let vectors = blocking(move || {
-                    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                    embedder.embed(&refs)
-                })
-                .await?
-                .map_err(backend_err)?;
-                for ((rec, ord, _), vector) in to_embed.into_iter().zip(vectors) {
-                    stored.push(StoredVector {
-                        owner: rec.record.id.to_string(),
-                        kind: VectorKind::Chunk,
-                        ord,
-                        model: model.clone(),
-                        vector: vector.clone(),
-                    });
+            let owner = rec.record.id.to_string();
+            // Vectors this model made for this very revision are reused (a refill after
+            // the index was lost, or a crash after the store but before the index).
+            let have = store.vectors_since(&owner, &model, rec.captured_at).await?;
+            if have.len() == pieces.len()
+                && have.iter().all(|v| v.vector.len() == dim)
+                && have.iter().enumerate().all(|(i, v)| v.ord as usize == i)
+            {
+                for v in have {
                     points.push(VectorPoint {
-                        owner: rec.record.id.to_string(),
-                        vector_kind: VectorKind::Chunk,
-                        ord,
-                        vector,
-                        payload: payload(&rec),
+                        owner: v.owner,
+                        vector_kind: v.kind,
+                        ord: v.ord,
+                        vector: v.vector,
+                        payload: payload(rec),
                     });
                 }
-                store.put_vectors(&stored).await?;
+                replaced.push(owner);
+                continue;
             }
-            // A newer revision replaces the record's old points.
-            let owners: Vec<String> = page.iter().map(|(r, _)| r.record.id.to_string()).collect();
-            let index = self.index.clone();
-            blocking(
-                move || -> std::result::Result<(), cairn_core::ports::BackendError> {
-                    for o in &owners {
-                        index.delete_owner(o)?;
-                    }
-                    index.upsert(&points)
-                },
-            )
+            replaced.push(owner);
+            for (ord, text) in pieces.into_iter().enumerate() {
+                to_embed.push((rec, u32::try_from(ord).unwrap_or(u32::MAX), text));
+            }
+        }
+        if !to_embed.is_empty() {
+            let embedder = self.embedder.clone();
+            let texts: Vec<String> = to_embed.iter().map(|(_, _, t)| t.clone()).collect();
+            let vectors = blocking(move || {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                embedder.embed(&refs)
+            })
             .await?
             .map_err(backend_err)?;
-            state.seq = last;
-            store.set_setting(STATE_KEY, &state).await?;
-            done += page.len() as u64;
-            board.report(
-                INDEXING,
-                cairn_core::api::WorkerState::Running,
-                Some(format!("embedding records ({done} done)")),
-                Some((done as f32 / total as f32).min(1.0)),
-            );
+            for ((rec, ord, _), vector) in to_embed.into_iter().zip(vectors) {
+                stored.push(StoredVector {
+                    owner: rec.record.id.to_string(),
+                    kind: VectorKind::Chunk,
+                    ord,
+                    model: model.clone(),
+                    vector: vector.clone(),
+                });
+                points.push(VectorPoint {
+                    owner: rec.record.id.to_string(),
+                    vector_kind: VectorKind::Chunk,
+                    ord,
+                    vector,
+                    payload: payload(rec),
+                });
+            }
         }
-        if done > 0 {
+        // The store first (it is the source of truth), then the index: a newer revision
+        // replaces the record's old vectors and points whole.
+        let fresh: std::collections::HashSet<&str> =
+            stored.iter().map(|v| v.owner.as_str()).collect();
+        let owners: Vec<String> = replaced
+            .iter()
+            .filter(|o| fresh.contains(o.as_str()))
+            .cloned()
+            .collect();
+        store
+            .replace_vectors(&owners, &model, VectorKind::Chunk, &stored)
+            .await?;
+        let index = self.index.clone();
+        blocking(
+            move || -> std::result::Result<(), cairn_core::ports::BackendError> {
+                for o in &replaced {
+                    index.delete_owner(o)?;
+                }
+                index.upsert(&points)
+            },
+        )
+        .await?
+        .map_err(backend_err)?;
+        run.state.seq = last;
+        store.set_setting(STATE_KEY, &run.state).await?;
+        run.done += page.len() as u64;
+        board.report(
+            INDEXING,
+            cairn_core::api::WorkerState::Running,
+            Some(format!("embedding records ({} done)", run.done)),
+            Some((run.done as f32 / run.total as f32).min(1.0)),
+        );
+        Ok(true)
+    }
+
+    /// Ends a sync: flushes the index, drops vectors of an earlier model once every record
+    /// has new ones, and reports.
+    pub async fn finish_sync(
+        &self,
+        store: &Store,
+        run: &SyncRun,
+        board: &WorkerBoard,
+    ) -> Result<()> {
+        let model = &run.state.model;
+        if run.done > 0 {
             let index = self.index.clone();
             blocking(move || index.flush())
                 .await?
                 .map_err(backend_err)?;
             // Vectors of a previous model are no longer needed once every record has new ones.
-            store.drop_vectors_except(&model).await?;
+            store.drop_vectors_except(model).await?;
         }
         board.report(
             INDEXING,
             cairn_core::api::WorkerState::Idle,
             Some(format!(
                 "{} vectors in the {} index ({model})",
-                store.count_vectors(&model).await?,
+                store.count_vectors(model).await?,
                 self.index.backend()
             )),
             None,
         );
-        Ok(done)
+        Ok(())
     }
 
     /// Rebuilds the vector index from the vectors kept in the store: no model call.
@@ -295,5 +376,150 @@ impl Dense {
             .map_err(backend_err)?;
         store.set_setting(STATE_KEY, &State::default()).await?;
         Ok(())
+    }
+}
+
+/// Forgets how far the dense index was (Clear, when the vector index was not open).
+pub(crate) async fn forget_progress(store: &Store) -> Result<()> {
+    store.set_setting(STATE_KEY, &State::default()).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use cairn_core::ports::BackendError;
+    use cairn_core::{Chunk, NewRecord, Outcome, RecordId};
+
+    use super::*;
+
+    /// A deterministic embedder that counts the texts it was asked for (so a test can tell
+    /// "no model call" apart from a reuse of stored vectors).
+    struct Counting(AtomicU64);
+
+    impl Embedder for Counting {
+        fn model_id(&self) -> &str {
+            "counting-test"
+        }
+        fn dim(&self) -> usize {
+            8
+        }
+        fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, BackendError> {
+            self.0.fetch_add(texts.len() as u64, Ordering::SeqCst);
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut v = vec![0.1f32; 8];
+                    for (i, b) in t.bytes().enumerate() {
+                        v[i % 8] += f32::from(b) / 255.0;
+                    }
+                    v
+                })
+                .collect())
+        }
+    }
+
+    fn record(text_parts: &[&str]) -> (NewRecord, Vec<Chunk>) {
+        let id = RecordId::derive("test", "session", "turn-1");
+        let text = text_parts.join(" ");
+        let chunks = if text_parts.len() > 1 {
+            text_parts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Chunk {
+                    record_id: id.clone(),
+                    ord: u32::try_from(i).unwrap(),
+                    start: 0,
+                    text: (*t).to_owned(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let rec = NewRecord {
+            id,
+            framework: "test".into(),
+            session_id: "session".into(),
+            project: None,
+            cwd: None,
+            model: None,
+            outcome: Outcome::Success,
+            started_at: chrono::Utc::now(),
+            ended_at: None,
+            request: "request".into(),
+            text,
+            content: serde_json::json!({}),
+            source: None,
+        };
+        (rec, chunks)
+    }
+
+    #[tokio::test]
+    async fn a_revision_replaces_its_vectors_and_a_refill_needs_no_model_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+        let embedder = Arc::new(Counting(AtomicU64::new(0)));
+        let dense = Dense {
+            embedder: embedder.clone(),
+            index: Arc::new(cairn_vectors::MemoryIndex::new()),
+            sidecar: None,
+        };
+        let board = WorkerBoard::default();
+        store
+            .append_records(&[record(&["first part", "second part", "third part"])])
+            .await
+            .unwrap();
+        assert_eq!(dense.sync(&store, &board).await.unwrap(), 1);
+        assert_eq!(embedder.0.load(Ordering::SeqCst), 3);
+        assert_eq!(store.count_vectors("counting-test").await.unwrap(), 3);
+
+        // The turn went on and was captured again, shorter: one whole text, no chunks.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        store
+            .append_records(&[record(&["the turn was rewritten"])])
+            .await
+            .unwrap();
+        assert_eq!(dense.sync(&store, &board).await.unwrap(), 1);
+        assert_eq!(
+            embedder.0.load(Ordering::SeqCst),
+            4,
+            "the revision is embedded"
+        );
+        let kept = store
+            .vectors_of(
+                RecordId::derive("test", "session", "turn-1").as_str(),
+                "counting-test",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            kept.len(),
+            1,
+            "positions past the shorter revision are gone"
+        );
+        let expected = embedder
+            .embed(&["the turn was rewritten"])
+            .unwrap()
+            .remove(0);
+        assert_eq!(kept[0].vector, expected, "the vector is the revision's");
+        assert_eq!(dense.index.count().unwrap(), 1);
+
+        // A lost index is refilled from the store with no model call, and the refilled
+        // index holds exactly what the store keeps (so the next start sees no gap).
+        let calls = embedder.0.load(Ordering::SeqCst);
+        let fresh = Dense {
+            embedder: embedder.clone(),
+            index: Arc::new(cairn_vectors::MemoryIndex::new()),
+            sidecar: None,
+        };
+        fresh.restart_from_log(&store).await.unwrap();
+        fresh.sync(&store, &board).await.unwrap();
+        assert_eq!(embedder.0.load(Ordering::SeqCst), calls, "no model call");
+        assert_eq!(
+            fresh.index.count().unwrap(),
+            store.count_vectors("counting-test").await.unwrap()
+        );
     }
 }

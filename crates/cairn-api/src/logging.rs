@@ -53,3 +53,22 @@ pub fn init(
 }
 
 use tracing_subscriber::Layer as _;
+
+/// Empties every log file (Clear): a log line may quote what was remembered (an error that
+/// names a note, a path). Files stay, so the open writer goes on appending to an empty file.
+pub fn clear_logs(dir: &std::path::Path) {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_file())
+            && let Err(e) = fs_err::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_len(0))
+        {
+            tracing::warn!(error = %e, "cannot empty a log file");
+        }
+    }
+}

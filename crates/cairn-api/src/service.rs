@@ -73,12 +73,34 @@ struct Inner {
     dense: tokio::sync::RwLock<Option<crate::dense::Dense>>,
     /// The cross-encoder, once loaded.
     reranker: tokio::sync::RwLock<RerankerSlot>,
-    /// Models are loaded once, on first need.
-    models_loaded: tokio::sync::OnceCell<()>,
+    /// Loading the models: done once it succeeds; a failure is retried later, with backoff.
+    models: tokio::sync::Mutex<ModelLoad>,
+    /// Wakes the indexing worker (after a capture pass, a model load, a refill).
+    index_wake: tokio::sync::Notify,
+    /// Bumped by every Clear, so the indexing worker drops a run that began before it.
+    clear_generation: std::sync::atomic::AtomicU64,
     /// What could not be loaded (each a sentence), shown in status.
     model_warnings: std::sync::Mutex<Vec<String>>,
     /// Titled notes and their search index.
     notes: crate::notes_api::NotesState,
+}
+
+/// Where loading the models stands.
+#[derive(Debug, Default)]
+struct ModelLoad {
+    /// The embedder is loaded (the cross-encoder is optional: it is not retried).
+    done: bool,
+    /// Failed attempts in a row.
+    failures: u32,
+    /// No new attempt before this.
+    next_try: Option<tokio::time::Instant>,
+}
+
+/// The wait before the next attempt after `failures` failed ones: 30 s, doubling, at most
+/// an hour.
+fn model_backoff(failures: u32) -> Duration {
+    Duration::from_secs(30u64.saturating_mul(1 << failures.saturating_sub(1).min(7)))
+        .min(Duration::from_secs(3600))
 }
 
 /// The loaded cross-encoder, if any.
@@ -284,76 +306,184 @@ impl Service {
                 start_warnings,
                 dense: tokio::sync::RwLock::new(None),
                 reranker: tokio::sync::RwLock::new(RerankerSlot(None)),
-                models_loaded: tokio::sync::OnceCell::new(),
+                models: tokio::sync::Mutex::new(ModelLoad::default()),
+                index_wake: tokio::sync::Notify::new(),
+                clear_generation: std::sync::atomic::AtomicU64::new(0),
                 model_warnings: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
 
-    /// Brings the search index up to date with the store.
+    /// Brings the keyword index up to date with the store (the write side does this after
+    /// every capture, so a search never has to). Tantivy's work runs on the blocking pool.
     pub async fn sync_index(&self) -> Result<u64> {
         let _permit = self.write_permit().await;
-        self.inner
-            .text
-            .sync(&self.inner.store)
-            .await
-            .map_err(|e| ApiError::internal(format!("indexing failed: {e}")))
+        self.sync_text().await
     }
 
-    /// Loads the embedder, the vector index and the cross-encoder once (downloading the
-    /// defaults on first use when settings allow). What cannot be had is said in status and
-    /// search degrades: no re-ranking, then keywords only.
-    pub async fn ensure_models(&self) {
-        self.inner
-            .models_loaded
-            .get_or_init(|| async {
-                let loaded = crate::models::load(
-                    &self.inner.paths,
-                    &self.inner.settings,
-                    &self.inner.workers,
-                )
-                .await;
-                // A lost or damaged vector index, or one that lost writes in a crash (it
-                // holds fewer vectors than the store), is refilled from the vectors the
-                // store keeps: no model call.
-                let mut refill_needed = loaded.fresh_index;
-                if !refill_needed && let Some(d) = &loaded.dense {
-                    let kept = self
-                        .inner
-                        .store
-                        .count_vectors(d.embedder.model_id())
-                        .await
-                        .unwrap_or(0);
-                    let index = d.index.clone();
-                    let held = tokio::task::spawn_blocking(move || index.count())
-                        .await
-                        .ok()
-                        .and_then(Result::ok);
-                    // More points than the store keeps: a Clear was cut short (the process
-                    // died between emptying the store and the index); what it removed must go.
-                    refill_needed = held.is_some_and(|h| h != kept);
+    /// [`Service::sync_index`] for a caller that holds the write permit already.
+    async fn sync_text(&self) -> Result<u64> {
+        let text = self.inner.text.clone();
+        let mut after = text.indexed_seq();
+        let mut n = 0;
+        loop {
+            let page = self.inner.store.records_page(after, 500).await?;
+            let Some(last) = page.last().map(|(r, _)| r.seq) else {
+                break;
+            };
+            n += page.len() as u64;
+            let text = text.clone();
+            tokio::task::spawn_blocking(move || -> std::result::Result<(), cairn_index::Error> {
+                for (rec, chunks) in &page {
+                    text.put(rec, chunks)?;
                 }
-                if refill_needed && let Some(d) = &loaded.dense {
-                    let refill = async {
-                        d.clear(&self.inner.store).await?;
-                        d.sync(&self.inner.store, &self.inner.workers).await
-                    };
-                    match refill.await {
-                        Ok(n) => {
-                            tracing::info!(records = n, "vector index refilled from the store")
-                        }
-                        Err(e) => tracing::warn!(error = %e, "cannot refill the vector index"),
-                    }
-                }
-                *self.inner.dense.write().await = loaded.dense;
-                *self.inner.reranker.write().await = RerankerSlot(loaded.reranker);
-                *self
-                    .inner
-                    .model_warnings
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()) = loaded.warnings;
+                text.commit(last)
             })
-            .await;
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .map_err(|e| ApiError::internal(format!("indexing failed: {e}")))?;
+            after = last;
+        }
+        Ok(n)
+    }
+
+    /// Loads the embedder, the vector index and the cross-encoder (downloading the defaults
+    /// on first use when settings allow), unless they are loaded already or the last failed
+    /// attempt is too recent (30 s, doubling, at most an hour). What cannot be had is said in
+    /// status and search degrades: no re-ranking, then keywords only. The service's indexing
+    /// worker calls this right after start, so no search waits for it.
+    pub async fn ensure_models(&self) {
+        let mut load = self.inner.models.lock().await;
+        if load.done
+            || load
+                .next_try
+                .is_some_and(|t| tokio::time::Instant::now() < t)
+        {
+            return;
+        }
+        let loaded =
+            crate::models::load(&self.inner.paths, &self.inner.settings, &self.inner.workers).await;
+        // A lost or damaged vector index, or one that lost writes in a crash (it holds
+        // fewer vectors than the store), is refilled from the vectors the store keeps: no
+        // model call. The indexing worker does it, batch by batch.
+        let mut refill_needed = loaded.fresh_index;
+        if !refill_needed && let Some(d) = &loaded.dense {
+            let kept = self
+                .inner
+                .store
+                .count_vectors(d.embedder.model_id())
+                .await
+                .unwrap_or(0);
+            let index = d.index.clone();
+            let held = tokio::task::spawn_blocking(move || index.count())
+                .await
+                .ok()
+                .and_then(Result::ok);
+            // More points than the store keeps: a Clear was cut short (the process died
+            // between emptying the store and the index); what it removed must go.
+            refill_needed = held.is_some_and(|h| h != kept);
+        }
+        if refill_needed && let Some(d) = &loaded.dense {
+            tracing::info!(
+                "the vector index does not match the store; refilling it from the stored vectors"
+            );
+            // Emptied, but with its collection, so a search meanwhile finds nothing rather
+            // than failing; the indexing worker refills it batch by batch (a one-shot CLI
+            // call, which has no worker, refills it now).
+            let refill = async {
+                d.clear(&self.inner.store).await?;
+                let (index, dim) = (d.index.clone(), d.embedder.dim());
+                tokio::task::spawn_blocking(move || index.ensure(dim))
+                    .await
+                    .map_err(|e| ApiError::internal(e.to_string()))?
+                    .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.message))?;
+                if self.inner.host == ServiceHost::Direct {
+                    d.sync(&self.inner.store, &self.inner.workers).await?;
+                }
+                Ok::<(), ApiError>(())
+            };
+            if let Err(e) = refill.await {
+                tracing::warn!(error = %e, "cannot refill the vector index");
+            }
+        }
+        if loaded.dense.is_some() {
+            load.done = true;
+            load.failures = 0;
+            load.next_try = None;
+        } else {
+            load.failures += 1;
+            let wait = model_backoff(load.failures);
+            load.next_try = Some(tokio::time::Instant::now() + wait);
+            tracing::warn!(
+                attempt = load.failures,
+                retry_in_s = wait.as_secs(),
+                "models not loaded; trying again later"
+            );
+        }
+        *self.inner.dense.write().await = loaded.dense;
+        *self.inner.reranker.write().await = RerankerSlot(loaded.reranker);
+        *self
+            .inner
+            .model_warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = loaded.warnings;
+        self.inner.index_wake.notify_one();
+    }
+
+    /// When the next model load attempt is due, if loading failed.
+    pub(crate) async fn models_retry_at(&self) -> Option<tokio::time::Instant> {
+        let load = self.inner.models.lock().await;
+        if load.done { None } else { load.next_try }
+    }
+
+    /// Wakes the indexing worker.
+    pub(crate) fn wake_indexing(&self) {
+        self.inner.index_wake.notify_one();
+    }
+
+    /// Waits until the indexing worker is woken.
+    pub(crate) async fn indexing_woken(&self) {
+        self.inner.index_wake.notified().await;
+    }
+
+    /// Embeds what the dense index does not have yet, one batch at a time, each under the
+    /// store's write permit, so Clear, a note save or a capture pass waits for one batch at
+    /// most. Stops between batches when `stop` turns true, memory is switched off, or a
+    /// Clear happened. Returns how many records it embedded.
+    pub(crate) async fn embed_pending(&self, stop: &watch::Receiver<bool>) -> Result<u64> {
+        use std::sync::atomic::Ordering;
+        let Some(dense) = self.dense_parts().await else {
+            return Ok(0);
+        };
+        let store = &self.inner.store;
+        let board = &self.inner.workers;
+        let generation = self.inner.clear_generation.load(Ordering::SeqCst);
+        let halted = || {
+            *stop.borrow()
+                || !self.memory_enabled()
+                || self.inner.clear_generation.load(Ordering::SeqCst) != generation
+        };
+        let mut run = {
+            let _permit = self.write_permit().await;
+            if halted() {
+                return Ok(0);
+            }
+            dense.begin_sync(store).await?
+        };
+        loop {
+            if halted() {
+                break;
+            }
+            let _permit = self.write_permit().await;
+            if halted() || !dense.sync_step(store, &mut run, board).await? {
+                break;
+            }
+        }
+        if self.inner.clear_generation.load(Ordering::SeqCst) == generation {
+            let _permit = self.write_permit().await;
+            dense.finish_sync(store, &run, board).await?;
+        }
+        Ok(run.done())
     }
 
     /// Embeds what the dense index does not have yet.
@@ -372,16 +502,12 @@ impl Service {
     ) -> Result<(u64, u64)> {
         self.ensure_models().await;
         let _permit = self.write_permit().await;
-        self.inner
-            .text
-            .clear()
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        let records = self
-            .inner
-            .text
-            .sync(&self.inner.store)
+        let text = self.inner.text.clone();
+        tokio::task::spawn_blocking(move || text.clear())
             .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
             .map_err(|e| ApiError::internal(e.to_string()))?;
+        let records = self.sync_text().await?;
         let dense = self.inner.dense.read().await.clone();
         let vectors = match dense {
             Some(d) => d.rebuild(&self.inner.store, progress).await?,
@@ -407,7 +533,8 @@ impl Service {
             Some("reading session stores".into()),
             Some(0.0),
         );
-        let opts = self.capture_options()?;
+        let mut opts = self.capture_options()?;
+        opts.forget = self.inner.store.forgetting().await?;
         let report = {
             let _permit = self.write_permit().await;
             let b = board.clone();
@@ -443,8 +570,13 @@ impl Service {
             }
         };
         self.sync_index().await?;
-        if let Err(e) = self.sync_dense().await {
-            tracing::warn!(error = %e, "embedding new records failed; they are searchable by keyword");
+        if self.inner.host == ServiceHost::Direct {
+            // A one-shot CLI call has no workers: it embeds what it captured itself.
+            if let Err(e) = self.sync_dense().await {
+                tracing::warn!(error = %e, "embedding new records failed; they are searchable by keyword");
+            }
+        } else {
+            self.wake_indexing();
         }
         let added: u64 = report.frameworks.iter().map(|f| f.added + f.revised).sum();
         board.report(
@@ -604,10 +736,18 @@ impl Service {
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
         {
+            // Turns skipped on purpose (forgotten, while memory was off, Cairn's own model
+            // calls) are not a problem to report.
+            let on_purpose = [
+                cairn_core::Forgotten::Cleared.reason(),
+                cairn_core::Forgotten::MemoryOff.reason(),
+                "Cairn's own model calls",
+            ];
             let skipped: u64 = c
                 .frameworks
                 .iter()
                 .flat_map(|f| f.skipped.iter())
+                .filter(|s| !on_purpose.contains(&s.reason.as_str()))
                 .map(|s| s.count)
                 .sum();
             if skipped > 0 {
@@ -617,7 +757,9 @@ impl Service {
             }
         }
         if !memory.enabled {
-            warnings.push(
+            // The most important thing to know comes first.
+            warnings.insert(
+                0,
                 "Memory is off: Cairn captures nothing and its search service is stopped."
                     .to_owned(),
             );
@@ -663,9 +805,13 @@ impl Service {
                 req.query.len()
             )));
         }
-        // A CLI that opened the store directly may be behind: catch up first (cheap when not).
-        self.sync_index().await?;
-        self.ensure_models().await;
+        // A search never writes and never waits for the indexes or the models: the write
+        // side keeps the keyword index current, and the indexing worker loads the models
+        // right after start (until then, search says so and uses keywords). A one-shot CLI
+        // call has no worker, so it loads them itself.
+        if self.inner.host == ServiceHost::Direct {
+            self.ensure_models().await;
+        }
         let mode: cairn_index::SearchMode = req
             .mode
             .as_deref()
@@ -883,11 +1029,19 @@ impl Service {
 
     #[tracing::instrument(skip(self), err)]
     async fn memory_set(&self, req: MemorySetReq) -> Result<MemoryState> {
+        // The switch goes to the journal first (its time, never content): what happens
+        // while memory is off is skipped for good when it comes back on.
+        if req.enabled != self.memory_enabled() {
+            self.inner.store.journal_memory(req.enabled).await?;
+        }
         self.inner
             .store
             .set_setting(MEMORY_KEY, &req.enabled)
             .await?;
         self.inner.memory.send_replace(req.enabled);
+        if req.enabled {
+            self.wake_indexing();
+        }
         tracing::info!(enabled = req.enabled, "memory switched");
         self.memory_state().await
     }
@@ -906,14 +1060,42 @@ impl Service {
                 .map_err(|e| ApiError::internal(format!("cannot delete the note files: {e}")))?;
             self.inner.notes.changed();
         }
+        self.inner
+            .clear_generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let removed = self.inner.store.clear(req.notes).await?;
-        self.inner.text.clear().map_err(|e| {
-            ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
-        })?;
+        // Everything derived from what was remembered goes too: the keyword index, the
+        // vector index (its folder, when it is not open), the last capture report, and the
+        // log files (an error message may quote a note or a path).
+        let text = self.inner.text.clone();
+        tokio::task::spawn_blocking(move || text.clear())
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .map_err(|e| {
+                ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
+            })?;
         let dense = self.inner.dense.read().await.clone();
         if let Some(d) = dense {
             d.clear(&self.inner.store).await?;
+        } else {
+            for name in ["vectors", "qdrant"] {
+                let dir = self.inner.paths.index_dir().join(name);
+                if dir.exists() {
+                    fs_err::remove_dir_all(&dir).map_err(|e| {
+                        ApiError::internal(format!(
+                            "cleared the logs, but not the vector index: {e}"
+                        ))
+                    })?;
+                }
+            }
+            crate::dense::forget_progress(&self.inner.store).await?;
         }
+        *self
+            .inner
+            .last_capture
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+        crate::logging::clear_logs(&self.inner.paths.logs);
 
         let cleared_at = self
             .inner
@@ -1066,6 +1248,10 @@ impl ServiceHandle {
             shutdown.subscribe(),
         ));
         tasks.push(crate::workers::spawn_capture(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
+        tasks.push(crate::workers::spawn_indexing(
             service.clone(),
             shutdown.subscribe(),
         ));

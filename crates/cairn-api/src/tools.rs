@@ -186,7 +186,6 @@ impl Service {
         }
         let depth = req.depth.unwrap_or(1).clamp(1, 3);
         let limit = req.limit.unwrap_or(20).clamp(1, 100) as usize;
-        self.sync_index().await?;
         let text = self.text_index();
         let total = text.num_docs();
         let df = |w: &str| text.doc_freq(w);

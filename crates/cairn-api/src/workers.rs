@@ -114,6 +114,60 @@ pub(crate) fn spawn_maintenance(
     })
 }
 
+/// The indexing worker: right after start it brings the keyword index up to date and
+/// loads the models (retrying a failed load later, with backoff), then embeds new records
+/// whenever a capture pass stored some. It takes the store's write permit per batch and
+/// stops between batches when memory is switched off, Clear is asked for, or the service
+/// stops, so none of them waits more than about a second. Searches never wait for it.
+pub(crate) fn spawn_indexing(
+    service: crate::Service,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(e) = service.sync_index().await {
+            tracing::warn!(error = %e, "cannot bring the keyword index up to date");
+        }
+        loop {
+            if *shutdown.borrow() {
+                break;
+            }
+            let loading = tokio::select! {
+                () = service.ensure_models() => true,
+                _ = shutdown.changed() => false,
+            };
+            if !loading || *shutdown.borrow() {
+                break;
+            }
+            if service.memory_enabled() {
+                match service.embed_pending(&shutdown).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(records = n, "embedded new records"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "embedding failed; new records are searchable by keyword");
+                        service.workers().report(
+                            crate::dense::INDEXING,
+                            WorkerState::Failed,
+                            Some(format!("embedding failed: {e}")),
+                            None,
+                        );
+                    }
+                }
+            }
+            let retry = service.models_retry_at().await;
+            tokio::select! {
+                () = service.indexing_woken() => {}
+                () = async {
+                    match retry {
+                        Some(t) => tokio::time::sleep_until(t).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+    })
+}
+
 /// The capture worker's name on the board.
 pub(crate) const CAPTURE: &str = "capture";
 

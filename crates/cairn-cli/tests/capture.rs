@@ -32,6 +32,9 @@ fn cairn(home: &Path, cairn_home: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.env("HOME", home)
         .env("CAIRN_HOME", cairn_home)
+        // An open last turn is stored at once, not after its file has been quiet for 20 s:
+        // otherwise a slow machine's second pass would store it and count it as new.
+        .env("CAIRN__CAPTURE__SETTLE_SECONDS", "0")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("GEMINI_CLI_HOME")
@@ -468,4 +471,105 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
         .collect();
     assert_eq!(models.len(), 1, "{models:?}");
     assert!(models[0].starts_with("other-model@"), "{models:?}");
+}
+
+fn records(home: &Path, ch: &Path) -> u64 {
+    let out = cairn(home, ch).args(["status", "--json"]).output().unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    s["counts"]["records"].as_u64().unwrap()
+}
+
+fn ok(c: &mut Command) {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Claude Code turn (request and reply) at `at`, as JSONL lines.
+fn claude_turn(id: &str, at: chrono::DateTime<chrono::Utc>, words: &str) -> String {
+    let ts = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let u = serde_json::json!({"type":"user","uuid":format!("u-{id}"),"parentUuid":null,"sessionId":"sess-heron","timestamp":ts,"cwd":"/tmp/heron","message":{"role":"user","content":words}});
+    let a = serde_json::json!({"type":"assistant","uuid":format!("a-{id}"),"parentUuid":format!("u-{id}"),"sessionId":"sess-heron","timestamp":ts,"cwd":"/tmp/heron","message":{"id":format!("m-{id}"),"role":"assistant","model":"claude-test","content":[{"type":"text","text":"Noted."}],"stop_reason":"end_turn"}});
+    format!("{u}\n{a}\n")
+}
+
+#[test]
+fn forgetting_sticks_after_clear_rewrites_restarts_and_memory_off() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    let (h, c) = (home.path(), ch.path());
+    fake_home(h);
+    ok(cairn(h, c).args(["capture", "--once"]));
+    let before = records(h, c);
+    assert!(before >= 4, "{before} records captured from four frameworks");
+    ok(cairn(h, c).args(["clear", "--yes"]));
+    assert_eq!(records(h, c), 0);
+
+    // The next pass (a new process: a restart) brings nothing back.
+    ok(cairn(h, c).args(["capture", "--once"]));
+    assert_eq!(records(h, c), 0, "a capture pass after Clear re-captured");
+
+    // A session file rewritten from scratch, and a store re-read from scratch (a new file
+    // with the same content), bring nothing back either; a turn written after the clear is
+    // captured as usual.
+    let file = h.join(".claude/projects/-tmp-heron/sess-heron.jsonl");
+    let old = fs_err::read_to_string(&file).unwrap();
+    fs_err::remove_file(&file).unwrap();
+    let after_clear = chrono::Utc::now();
+    fs_err::write(
+        &file,
+        format!(
+            "{old}{}",
+            claude_turn("new", after_clear, "PLANTEDkestrel after the clear")
+        ),
+    )
+    .unwrap();
+    let db = h.join(".local/share/opencode/opencode.db");
+    let copy = fs_err::read(&db).unwrap();
+    fs_err::remove_file(&db).unwrap();
+    fs_err::write(&db, copy).unwrap();
+    ok(cairn(h, c).args(["capture", "--once"]));
+    assert_eq!(records(h, c), 1, "only the turn written after the clear");
+    assert_eq!(search(h, c, "PLANTEDkestrel").len(), 1);
+    assert!(search(h, c, "PLANTEDheron").is_empty());
+    assert!(search(h, c, "PLANTEDmarten").is_empty());
+
+    // What happens while memory is off is never remembered, even once it is back on.
+    ok(cairn(h, c).args(["memory", "off"]));
+    let mut text = fs_err::read_to_string(&file).unwrap();
+    text.push_str(&claude_turn(
+        "off",
+        chrono::Utc::now(),
+        "PLANTEDosprey while memory was off",
+    ));
+    fs_err::write(&file, &text).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ok(cairn(h, c).args(["memory", "on"]));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    text.push_str(&claude_turn(
+        "on",
+        chrono::Utc::now(),
+        "PLANTEDplover after memory came back",
+    ));
+    fs_err::write(&file, &text).unwrap();
+    let out = cairn(h, c)
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report.to_string().contains("while memory was off"),
+        "the skipped turn is counted with its reason: {report}"
+    );
+    assert!(search(h, c, "PLANTEDosprey").is_empty());
+    assert_eq!(search(h, c, "PLANTEDplover").len(), 1);
+    assert_eq!(records(h, c), 2);
+
+    // And a second clear forgets the newer turns too, for good.
+    ok(cairn(h, c).args(["clear", "--yes"]));
+    ok(cairn(h, c).args(["capture", "--once"]));
+    assert_eq!(records(h, c), 0);
 }
