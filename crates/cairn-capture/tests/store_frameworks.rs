@@ -1319,3 +1319,203 @@ fn truncated_whole_files_are_errors_not_panics() {
         assert!(read(&path, b"42").is_err(), "{name}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Property-based fuzzing (issue 9, part 11): every SQLite reader gets 10,000 generated
+// hostile databases — its fixture with cells replaced by hostile values (mutated real cell
+// text, random bytes, deep JSON, huge numbers, wrong types) and a hostile high-water mark.
+// None may panic or take over a second on one input.
+
+#[path = "hostile/mod.rs"]
+mod hostile;
+
+mod fuzz {
+    use proptest::prelude::*;
+    use rusqlite::types::Value as Sql;
+
+    use super::*;
+
+    /// A database built from a fixture script, and every (table, rowid, column) cell in it.
+    struct Target {
+        name: &'static str,
+        read: SqliteReadFn,
+        db: PathBuf,
+        conn: Connection,
+        cells: Vec<(String, i64, String)>,
+    }
+
+    fn cells(conn: &Connection) -> Vec<(String, i64, String)> {
+        let mut out = Vec::new();
+        let tables: Vec<String> = conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for t in tables {
+            let cols: Vec<String> = conn
+                .prepare(&format!("SELECT name FROM pragma_table_info('{t}')"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let Ok(mut stmt) = conn.prepare(&format!("SELECT rowid FROM \"{t}\"")) else {
+                continue; // WITHOUT ROWID tables are left alone
+            };
+            let rows: Vec<i64> = stmt
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            for row in rows {
+                for c in &cols {
+                    out.push((t.clone(), row, c.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn targets(scratch: &Scratch) -> Vec<Target> {
+        let list: [(&str, &str, &str); 6] = [
+            ("opencode", "opencode.db", "opencode/opencode-db.sql"),
+            ("kilo", "kilo.db", "opencode/opencode-db.sql"),
+            ("cursor", "h/id/store.db", "cursor/store-db.sql"),
+            ("cursor", "state.vscdb", "cursor/state-vscdb.sql"),
+            ("crush", "crush.db", "crush/crush.sql"),
+            ("goose", "sessions.db", "goose/goose.sql"),
+        ];
+        list.iter()
+            .map(|(name, rel, sql)| {
+                let db = scratch.path(&format!("{name}/{rel}"));
+                build_db(&db, &fixture_text(sql));
+                let conn = Connection::open(&db).unwrap();
+                // Every case is rolled back: nothing needs to reach the disk.
+                conn.execute_batch("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;")
+                    .unwrap();
+                let cells = cells(&conn);
+                assert!(!cells.is_empty(), "{name}: no cells");
+                Target {
+                    name,
+                    read: sqlite_reader(name, rel),
+                    db,
+                    conn,
+                    cells,
+                }
+            })
+            .collect()
+    }
+
+    /// The text of every cell of every fixture: real values to mutate.
+    fn corpus(targets: &[Target]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for t in targets {
+            for (table, row, col) in &t.cells {
+                let v: Sql = t
+                    .conn
+                    .query_row(
+                        &format!("SELECT \"{col}\" FROM \"{table}\" WHERE rowid = ?1"),
+                        [row],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                match v {
+                    Sql::Text(s) => out.push(s.into_bytes()),
+                    Sql::Blob(b) => out.push(b),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    fn sql_value(corpus: Vec<Vec<u8>>) -> impl Strategy<Value = Sql> {
+        prop_oneof![
+            4 => hostile::bytes_from(corpus.clone()).prop_map(|b| Sql::Text(hostile::text(&b))),
+            2 => hostile::bytes_from(corpus).prop_map(Sql::Blob),
+            1 => Just(Sql::Null),
+            1 => any::<i64>().prop_map(Sql::Integer),
+            1 => any::<f64>().prop_map(Sql::Real),
+        ]
+    }
+
+    /// Fuzzes the reader at `which` in [`targets`], its cells mutated from every fixture's
+    /// values. One test per reader, so the test runner spreads them over the cores.
+    fn fuzz_reader(which: usize) {
+        let scratch = Scratch::new("fuzz");
+        let mut targets = targets(&scratch);
+        let corpus = corpus(&targets);
+        let targets = vec![targets.swap_remove(which)];
+        let edits = prop::collection::vec((any::<prop::sample::Index>(), sql_value(corpus)), 1..5);
+        let since = prop_oneof![
+            2 => Just(None),
+            1 => any::<i64>().prop_map(|n| Some(n.to_string())),
+            1 => hostile::bytes_from(vec![b"1787223000000".to_vec(), b"2026-08-20T09:15:02Z".to_vec()])
+                .prop_map(|b| Some(hostile::text(&b))),
+        ];
+        let mut runner = proptest::test_runner::TestRunner::new(hostile::config());
+        let started = std::time::Instant::now();
+        runner
+            .run(&(edits, since), |(edits, since)| {
+                for t in &targets {
+                    t.conn.execute_batch("SAVEPOINT fuzz").unwrap();
+                    for (at, value) in &edits {
+                        let (table, row, col) = &t.cells[at.index(t.cells.len())];
+                        // A constraint may refuse the value: then the row stays as it was.
+                        let _refused = t.conn.execute(
+                            &format!("UPDATE \"{table}\" SET \"{col}\" = ?1 WHERE rowid = ?2"),
+                            rusqlite::params![value, row],
+                        );
+                    }
+                    let result =
+                        hostile::timed(t.name, || (t.read)(&t.conn, &t.db, since.as_deref()));
+                    t.conn
+                        .execute_batch("ROLLBACK TO fuzz; RELEASE fuzz")
+                        .unwrap();
+                    let _batch = result?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        eprintln!(
+            "{} cases × {} SQLite readers in {:?}",
+            hostile::CASES,
+            targets.len(),
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn sqlite_reader_opencode_survives_hostile_rows_and_marks() {
+        fuzz_reader(0);
+    }
+
+    #[test]
+    fn sqlite_reader_kilo_survives_hostile_rows_and_marks() {
+        fuzz_reader(1);
+    }
+
+    #[test]
+    fn sqlite_reader_cursor_store_db_survives_hostile_rows_and_marks() {
+        fuzz_reader(2);
+    }
+
+    #[test]
+    fn sqlite_reader_cursor_state_vscdb_survives_hostile_rows_and_marks() {
+        fuzz_reader(3);
+    }
+
+    #[test]
+    fn sqlite_reader_crush_survives_hostile_rows_and_marks() {
+        fuzz_reader(4);
+    }
+
+    #[test]
+    fn sqlite_reader_goose_survives_hostile_rows_and_marks() {
+        fuzz_reader(5);
+    }
+}
