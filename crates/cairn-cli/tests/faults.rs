@@ -429,7 +429,7 @@ impl Agents {
         let mut codex = String::new();
         for i in 0..n {
             let at = chrono::Utc::now();
-            let long = if (round + i) % 5 == 0 {
+            let long = if (round + i).is_multiple_of(5) {
                 " The reply goes on at length about retries, timeouts and backoff.".repeat(28)
             } else {
                 String::new()
@@ -916,7 +916,7 @@ fn kill_9_at_random_points_loses_and_duplicates_nothing() {
         d.settle(&env);
         let (mut f, v) = check_round(&env, &d, &agents, &before);
         notes.check(&d, &mut f);
-        let deep = round % 10 == 0 || round == rounds;
+        let deep = round.is_multiple_of(10) || round == rounds;
         if deep {
             d.stop();
             f.other.extend(deep_check(&env, &v));
@@ -1140,7 +1140,7 @@ fn garble(dir: &Path, keep: &[&str]) -> usize {
             n += garble(&p, keep);
         } else if !keep.iter().any(|k| p.file_name().is_some_and(|f| f == *k)) {
             let len = fs_err::metadata(&p).unwrap().len();
-            let junk = if n % 2 == 0 {
+            let junk = if n.is_multiple_of(2) {
                 b"\x00garbage\xff".repeat(usize::try_from(len / 9 + 1).unwrap())
             } else {
                 Vec::new()
