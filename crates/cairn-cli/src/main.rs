@@ -887,9 +887,10 @@ async fn daemon(
 ) -> Result<(), Failure> {
     // Made absolute now: the folder served must not change with the working directory.
     let ui_dir = match ui_dir {
-        Some(dir) => Some(fs_err::canonicalize(&dir).map_err(|e| {
-            ApiError::bad_request(format!("--ui-dir {}: {e}", dir.display()))
-        })?),
+        Some(dir) => Some(
+            fs_err::canonicalize(&dir)
+                .map_err(|e| ApiError::bad_request(format!("--ui-dir {}: {e}", dir.display())))?,
+        ),
         None => cairn_api::http::find_ui_dir(&settings)?,
     };
     let opts = ServiceOptions {

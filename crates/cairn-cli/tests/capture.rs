@@ -504,7 +504,10 @@ fn forgetting_sticks_after_clear_rewrites_restarts_and_memory_off() {
     fake_home(h);
     ok(cairn(h, c).args(["capture", "--once"]));
     let before = records(h, c);
-    assert!(before >= 4, "{before} records captured from four frameworks");
+    assert!(
+        before >= 4,
+        "{before} records captured from four frameworks"
+    );
     ok(cairn(h, c).args(["clear", "--yes"]));
     assert_eq!(records(h, c), 0);
 

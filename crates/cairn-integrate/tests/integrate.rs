@@ -1075,7 +1075,10 @@ fn backups_are_private_and_only_the_newest_are_kept() {
     assert!(status.backups.iter().all(|b| b.file_name == "config.toml"));
     assert!(status.backups.iter().all(|b| b.size > 0));
     assert!(
-        status.backups.windows(2).all(|w| w[0].created_at >= w[1].created_at),
+        status
+            .backups
+            .windows(2)
+            .all(|w| w[0].created_at >= w[1].created_at),
         "{:?}",
         status.backups
     );

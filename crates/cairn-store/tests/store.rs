@@ -582,11 +582,22 @@ fn racing_note_saves_capture_and_clear_lose_no_acknowledged_write() {
                 if before == final_epoch && after == final_epoch {
                     checked += 1;
                     let present = if id.starts_with("r_") {
-                        store.record(&RecordId::new(id.clone())).await.unwrap().is_some()
+                        store
+                            .record(&RecordId::new(id.clone()))
+                            .await
+                            .unwrap()
+                            .is_some()
                     } else {
-                        store.note(&NoteId::new(id.clone())).await.unwrap().is_some()
+                        store
+                            .note(&NoteId::new(id.clone()))
+                            .await
+                            .unwrap()
+                            .is_some()
                     };
-                    assert!(present, "{id} was acknowledged after the last clear but is gone");
+                    assert!(
+                        present,
+                        "{id} was acknowledged after the last clear but is gone"
+                    );
                 }
             }
         }

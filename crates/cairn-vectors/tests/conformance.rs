@@ -874,12 +874,14 @@ fn keyring_is_used_or_reported_unavailable() {
     }
 }
 
+/// Needs a Qdrant server binary, which no package registry ships: it is not part of
+/// `npm test`, and is reported as ignored there, never as a pass. Run it with
+/// `QDRANT_BIN=/path/to/qdrant cargo nextest run -p cairn-vectors --run-ignored only`.
 #[test]
+#[ignore = "needs a Qdrant server binary (QDRANT_BIN)"]
 fn sidecar_conforms() {
-    let Some(bin) = std::env::var_os("QDRANT_BIN") else {
-        println!("skipped: set QDRANT_BIN to a qdrant binary to run the sidecar suite");
-        return;
-    };
+    let bin = std::env::var_os("QDRANT_BIN")
+        .expect("set QDRANT_BIN to a qdrant binary to run the sidecar suite");
     let dir = tempfile::tempdir().unwrap();
     let sidecar = Sidecar::start(Path::new(&bin), dir.path()).unwrap();
     let index = ServerIndex::connect_sidecar(&sidecar, "cairn-conformance").unwrap();
@@ -899,12 +901,14 @@ fn sidecar_conforms() {
     println!("sidecar {pid} stopped");
 }
 
+/// Needs a running Qdrant server (`QDRANT_URL`, and `QDRANT_API_KEY` when it has one):
+/// not part of `npm test`, reported as ignored there. Run it with
+/// `QDRANT_URL=http://host:6334 cargo nextest run -p cairn-vectors --run-ignored only`.
 #[test]
+#[ignore = "needs a running Qdrant server (QDRANT_URL)"]
 fn remote_conforms() {
-    let Ok(url) = std::env::var("QDRANT_URL") else {
-        println!("skipped: set QDRANT_URL (and QDRANT_API_KEY) to run the remote suite");
-        return;
-    };
+    let url = std::env::var("QDRANT_URL")
+        .expect("set QDRANT_URL (and QDRANT_API_KEY) to run the remote suite");
     let key = std::env::var("QDRANT_API_KEY").ok();
     let mut rng = Rng(std::process::id() as u64);
     let collection = format!("cairn-conformance-{:08x}", rng.next_u64() as u32);

@@ -142,7 +142,10 @@ fn an_unpinned_file_is_never_downloaded() {
     let message = err.to_string();
     assert!(message.contains(&spec.files[1].name), "{message}");
     assert!(message.contains("no sha256 is pinned"), "{message}");
-    assert!(!cache.join(".download-tiny").exists(), "nothing was fetched");
+    assert!(
+        !cache.join(".download-tiny").exists(),
+        "nothing was fetched"
+    );
 }
 
 #[test]
