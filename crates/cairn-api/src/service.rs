@@ -534,9 +534,12 @@ impl Service {
             Some(0.0),
         );
         let mut opts = self.capture_options()?;
-        opts.forget = self.inner.store.forgetting().await?;
         let report = {
             let _permit = self.write_permit().await;
+            // Read under the permit: a Clear that ran while this pass waited for it must be
+            // known to the pass, or the pass would read every file again from the start
+            // (Clear wipes the cursors) and bring back what the Clear removed.
+            opts.forget = self.inner.store.forgetting().await?;
             let b = board.clone();
             cairn_capture::pass::run(
                 &self.inner.store,
