@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use cairn_core::api::{CaptureReport, FrameworkCapture, SkipCount};
 use cairn_store::Store;
+use cairn_text::project::ProjectResolver;
 
 use crate::frameworks::jsonl::aider;
-use crate::project::ProjectResolver;
 pub use crate::read::BatchLimits;
 use crate::read::{Batch, read_lines_batched, read_sqlite, read_whole, send_in_batches};
 use crate::spec::{Env, FrameworkSpec, Reader};
@@ -373,7 +373,7 @@ async fn capture_file(
         .and_then(|m| m.modified())
         .map(chrono::DateTime::<chrono::Utc>::from)
         .unwrap_or_else(|_| chrono::Utc::now());
-    let scrubber = crate::scrub::scrubber();
+    let scrubber = cairn_text::scrub::scrubber();
     // One batch in the channel and one being read: the reader stays a batch ahead.
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Batch>(1);
     let (settle, limits, read_path) = (opts.settle, opts.batch, path.clone());

@@ -1,8 +1,8 @@
 //! Turns → records: scrubbed, rendered to searchable text, chunked. Nothing leaves this
 //! module unscrubbed.
 use cairn_core::{Chunk, NewRecord, RecordId, Timestamp};
+use cairn_text::scrub::Scrubber;
 
-use crate::scrub::Scrubber;
 use crate::turn::{Step, Turn};
 
 /// Tool inputs and outputs longer than this are kept whole in the record's content but cut
@@ -76,8 +76,8 @@ pub fn to_record(
         }
     }
     let id = RecordId::derive(framework, &turn.session_id, &turn.message_id);
-    let chunks = if text.len() > crate::chunk::SINGLE_CHUNK_MAX {
-        crate::chunk::split(&text)
+    let chunks = if text.len() > cairn_text::chunk::SINGLE_CHUNK_MAX {
+        cairn_text::chunk::split(&text)
             .into_iter()
             .enumerate()
             .map(|(i, (start, piece))| Chunk {

@@ -135,7 +135,7 @@ fn scope_of(row: &NoteRow) -> Scope {
 
 /// Scrubs secrets out of a text: the text to store and how many secrets were redacted.
 pub(crate) fn scrub(text: &str) -> (String, usize) {
-    let (clean, findings) = cairn_capture::scrub::scrubber().scrub(text);
+    let (clean, findings) = cairn_text::scrub::scrubber().scrub(text);
     (clean.into_owned(), findings.len())
 }
 

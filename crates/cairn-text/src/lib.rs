@@ -1,4 +1,16 @@
 //! # cairn-text
 //!
 //! Text every Cairn writer shares (capture, notes, the API): the secret scrubber, the
-//! chunker and project identity.
+//! chunker and project identity. It depends on no other Cairn crate, so a writer needs only
+//! this crate, not the whole capture pipeline.
+//!
+//! - [`scrub`]: the secret scrubber ([`scrub::Scrubber`], [`scrub::scrubber`]) that runs
+//!   before anything is written.
+//! - [`chunk`]: splits long texts into overlapping chunks for search ([`chunk::split`]).
+//! - [`project`]: project identity from the git common dir or remote
+//!   ([`project::identify`], [`project::ProjectResolver`]).
+#![deny(missing_docs)]
+
+pub mod chunk;
+pub mod project;
+pub mod scrub;

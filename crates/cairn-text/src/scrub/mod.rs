@@ -6,7 +6,7 @@
 //! the byte range but never carry the secret itself.
 //!
 //! ```
-//! use cairn_capture::scrub::scrubber;
+//! use cairn_text::scrub::scrubber;
 //!
 //! let (clean, findings) = scrubber().scrub("export GITHUB_TOKEN=ghp_k3Tq9ZLm2VxB7cRw4YpN8sHd6FjG1aUe5Oio");
 //! assert_eq!(clean, "export GITHUB_TOKEN=[REDACTED:github-token]");

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use cairn_capture::scrub::{Finding, Scrubber, scrubber};
+use cairn_text::scrub::{Finding, Scrubber, scrubber};
 use serde_json::json;
 
 fn corpus(name: &str) -> PathBuf {
@@ -470,7 +470,7 @@ fn random_input_never_panics_and_stays_consistent() {
 }
 
 /// Throughput on ~1 MB of ordinary code and prose (the workspace's own sources). Not a gate;
-/// run with `cargo test --release -p cairn-capture --test scrub -- --ignored --nocapture`.
+/// run with `cargo test --release -p cairn-text --test scrub -- --ignored --nocapture`.
 #[test]
 #[ignore = "timing, run on demand in release"]
 fn throughput_on_one_megabyte() {
