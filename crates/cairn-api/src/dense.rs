@@ -44,6 +44,14 @@ impl std::fmt::Debug for Dense {
     }
 }
 
+impl Dense {
+    /// The id stored with every vector: the model's and the recipe of what it read
+    /// ([`cairn_index::unit::RECIPE`]). A change of either re-embeds from the log.
+    pub fn vectors_id(&self) -> String {
+        format!("{}+{}", self.embedder.model_id(), cairn_index::unit::RECIPE)
+    }
+}
+
 fn backend_err(e: cairn_core::ports::BackendError) -> ApiError {
     ApiError::new(cairn_core::ErrorCode::Unavailable, e.message)
 }
@@ -95,7 +103,7 @@ impl Dense {
     /// Prepares a sync: makes sure the index exists with the model's dimension, and starts
     /// afresh when the model changed.
     pub async fn begin_sync(&self, store: &Store) -> Result<SyncRun> {
-        let model = self.embedder.model_id().to_owned();
+        let model = self.vectors_id();
         let dim = self.embedder.dim();
         let mut state = store
             .setting::<State>(STATE_KEY)
@@ -169,10 +177,14 @@ impl Dense {
             if newest.get(rec.record.id.as_str()) != Some(&rec.seq) {
                 continue;
             }
+            // What the embedder reads: the piece after its author and date (`unit`).
             let pieces: Vec<String> = if chunks.is_empty() {
-                vec![rec.record.text.clone()]
+                vec![cairn_index::unit::embed_text(&rec.record, &rec.record.text)]
             } else {
-                chunks.iter().map(|c| c.text.clone()).collect()
+                chunks
+                    .iter()
+                    .map(|c| cairn_index::unit::embed_text(&rec.record, &c.text))
+                    .collect()
             };
             let owner = rec.record.id.to_string();
             // Vectors this model made for this very revision are reused (a refill after
@@ -297,7 +309,7 @@ impl Dense {
         store: &Store,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
     ) -> Result<u64> {
-        let model = self.embedder.model_id().to_owned();
+        let model = self.vectors_id();
         let dim = self.embedder.dim();
         let total = store.count_vectors(&model).await?;
         {
@@ -361,7 +373,7 @@ impl Dense {
     /// store keeps (no model call): after the index was lost or made afresh.
     pub async fn restart_from_log(&self, store: &Store) -> Result<()> {
         let state = State {
-            model: self.embedder.model_id().to_owned(),
+            model: self.vectors_id(),
             seq: 0,
         };
         store.set_setting(STATE_KEY, &state).await?;
@@ -449,6 +461,7 @@ mod tests {
             started_at: chrono::Utc::now(),
             ended_at: None,
             request: "request".into(),
+            author: None,
             text,
             content: serde_json::json!({}),
             source: None,
@@ -473,7 +486,7 @@ mod tests {
             .unwrap();
         assert_eq!(dense.sync(&store, &board).await.unwrap(), 1);
         assert_eq!(embedder.0.load(Ordering::SeqCst), 3);
-        assert_eq!(store.count_vectors("counting-test").await.unwrap(), 3);
+        assert_eq!(store.count_vectors(&dense.vectors_id()).await.unwrap(), 3);
 
         // The turn went on and was captured again, shorter: one whole text, no chunks.
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -490,7 +503,7 @@ mod tests {
         let kept = store
             .vectors_of(
                 RecordId::derive("test", "session", "turn-1").as_str(),
-                "counting-test",
+                &dense.vectors_id(),
             )
             .await
             .unwrap();
@@ -500,7 +513,11 @@ mod tests {
             "positions past the shorter revision are gone"
         );
         let expected = embedder
-            .embed(&["the turn was rewritten"])
+            .embed(&[cairn_index::unit::embed_text(
+                &record(&["the turn was rewritten"]).0,
+                "the turn was rewritten",
+            )
+            .as_str()])
             .unwrap()
             .remove(0);
         assert_eq!(kept[0].vector, expected, "the vector is the revision's");
@@ -519,7 +536,7 @@ mod tests {
         assert_eq!(embedder.0.load(Ordering::SeqCst), calls, "no model call");
         assert_eq!(
             fresh.index.count().unwrap(),
-            store.count_vectors("counting-test").await.unwrap()
+            store.count_vectors(&dense.vectors_id()).await.unwrap()
         );
     }
 }

@@ -12,7 +12,8 @@ use cairn_core::api::{
 };
 use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{ErrorCode, NewRecord, Outcome, Record, RecordId, VectorKind};
-use cairn_index::{SearchMode, TextIndex, TextQuery};
+use cairn_index::{TextIndex, TextQuery};
+use cairn_recall::SearchMode;
 use cairn_notes::{Caller, Notes};
 
 use crate::{ApiError, Result, Service};
@@ -99,7 +100,7 @@ fn pseudo_record(doc: &NoteDoc) -> (Record, Vec<cairn_core::Chunk>) {
         .unwrap_or_default();
     let id = RecordId::new(doc.note.id.clone());
     let text = format!("{}\n\n{}", doc.note.title, doc.content);
-    let chunks = cairn_capture::chunk::split(&text)
+    let chunks = cairn_text::chunk::split(&text)
         .into_iter()
         .enumerate()
         .map(|(ord, (start, piece))| cairn_core::Chunk {
@@ -124,6 +125,7 @@ fn pseudo_record(doc: &NoteDoc) -> (Record, Vec<cairn_core::Chunk>) {
                 started_at: updated,
                 ended_at: None,
                 request: doc.note.title.clone(),
+                author: None,
                 text,
                 content: serde_json::json!({}),
                 source: None,
@@ -234,7 +236,7 @@ impl Service {
     pub(crate) async fn notes_corpus(
         &self,
         project: Option<String>,
-    ) -> Result<Option<(Arc<NotesSearch>, crate::service::SearchCorpus)>> {
+    ) -> Result<Option<(Arc<NotesSearch>, cairn_recall::Corpus)>> {
         let index = self.notes_search().await?;
         if index.docs.is_empty() {
             return Ok(None);
@@ -242,10 +244,11 @@ impl Service {
         let keep = move |h: &cairn_index::TextHit| {
             project.is_none() || h.project.is_none() || h.project == project
         };
-        let corpus = crate::service::SearchCorpus {
+        let corpus = cairn_recall::Corpus {
             text: index.text.clone(),
             vectors: index.vectors.clone(),
-            keep: Some(Box::new(keep)),
+            keep: Some(Arc::new(keep)),
+            store: None,
         };
         Ok(Some((index, corpus)))
     }
@@ -261,7 +264,7 @@ impl Service {
             return Ok(Vec::new());
         };
         let (hits, _) = self
-            .hybrid_search(vec![corpus], q.clone(), mode, rerank)
+            .retrieve(vec![corpus], q.clone(), mode, rerank)
             .await?;
         Ok(hits
             .into_iter()

@@ -164,21 +164,6 @@ fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
         .ok_or_else(|| ApiError::bad_request(format!("{s:?} is not a valid date")))
 }
 
-/// One corpus of a search (the records, or the notes), owned so the search can run on the
-/// blocking pool.
-pub(crate) struct SearchCorpus {
-    /// Its BM25 index.
-    pub(crate) text: Arc<TextIndex>,
-    /// Its vectors, when the embedder is loaded.
-    pub(crate) vectors: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
-    /// Replaces the query's project, framework and session filters (see
-    /// [`cairn_index::Corpus::keep`]).
-    pub(crate) keep: Option<KeepFn>,
-}
-
-/// A corpus's own test on each candidate (see [`cairn_index::Keep`]).
-pub(crate) type KeepFn = Box<dyn Fn(&cairn_index::TextHit) -> bool + Send + Sync>;
-
 /// A record found by search, as the API shows it.
 fn record_hit(h: cairn_index::TextHit) -> SearchHit {
     SearchHit {
@@ -371,7 +356,7 @@ impl Service {
             let kept = self
                 .inner
                 .store
-                .count_vectors(d.embedder.model_id())
+                .count_vectors(&d.vectors_id())
                 .await
                 .unwrap_or(0);
             let index = d.index.clone();
@@ -645,37 +630,32 @@ impl Service {
         self.inner.reranker.read().await.0.clone()
     }
 
-    /// One hybrid search over one or more corpora (the records, the notes) ranked as one
-    /// list, with the loaded embedder and cross-encoder, off the async runtime. Each hit's
-    /// `corpus` is its corpus's position in `corpora`.
-    pub(crate) async fn hybrid_search(
+    /// One search over one or more corpora (the records, the notes) ranked as one list by
+    /// the retriever, with the loaded embedder and cross-encoder. Each hit's `corpus` is its
+    /// corpus's position in `corpora`.
+    pub(crate) async fn retrieve(
         &self,
-        corpora: Vec<SearchCorpus>,
+        corpora: Vec<cairn_recall::Corpus>,
         q: TextQuery,
-        mode: cairn_index::SearchMode,
+        mode: cairn_recall::SearchMode,
         rerank: bool,
-    ) -> Result<(Vec<cairn_index::HybridHit>, cairn_index::SearchNotes)> {
-        let embedder = self.dense_parts().await.map(|d| d.embedder);
-        let reranker = self.reranker().await;
-        tokio::task::spawn_blocking(move || {
-            let list: Vec<cairn_index::Corpus<'_>> = corpora
-                .iter()
-                .map(|c| cairn_index::Corpus {
-                    text: &c.text,
-                    vectors: c.vectors.as_deref(),
-                    keep: c.keep.as_deref().map(|k| k as cairn_index::Keep<'_>),
-                })
-                .collect();
-            cairn_index::Search {
-                corpora: &list,
-                embedder: embedder.as_deref(),
-                reranker: reranker.as_deref(),
-            }
-            .run(&q, mode, rerank)
+    ) -> Result<(Vec<cairn_recall::Hit>, cairn_recall::SearchNotes)> {
+        let retriever = cairn_recall::Retriever {
+            corpora,
+            embedder: self.dense_parts().await.map(|d| d.embedder),
+            reranker: self.reranker().await,
+            tuning: cairn_recall::Tuning::default(),
+        };
+        let query = cairn_recall::Query {
+            text: q,
+            mode,
+            rerank,
+            now: chrono::Utc::now(),
+        };
+        retriever.search(&query).await.map_err(|e| match e {
+            cairn_recall::Error::Store(e) => ApiError::from(e),
+            other => ApiError::bad_request(other.to_string()),
         })
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::bad_request(e.to_string()))
     }
 
     /// The store (for workers and tests).
@@ -815,7 +795,7 @@ impl Service {
         if self.inner.host == ServiceHost::Direct {
             self.ensure_models().await;
         }
-        let mode: cairn_index::SearchMode = req
+        let mode: cairn_recall::SearchMode = req
             .mode
             .as_deref()
             .unwrap_or("hybrid")
@@ -857,10 +837,11 @@ impl Service {
         let mut records_at = None;
         if kinds.iter().any(|k| k == "record") {
             records_at = Some(corpora.len());
-            corpora.push(SearchCorpus {
+            corpora.push(cairn_recall::Corpus {
                 text: self.inner.text.clone(),
                 vectors: self.dense_parts().await.map(|d| d.index),
                 keep: None,
+                store: Some(self.inner.store.clone()),
             });
         }
         // Notes are the user's own words: searched with records unless a framework is asked.
@@ -873,9 +854,9 @@ impl Service {
             corpora.push(corpus);
         }
         let (hits, searched) = if corpora.is_empty() {
-            (Vec::new(), cairn_index::SearchNotes::default())
+            (Vec::new(), cairn_recall::SearchNotes::default())
         } else {
-            self.hybrid_search(corpora, q, mode, rerank).await?
+            self.retrieve(corpora, q, mode, rerank).await?
         };
         let degraded = searched.degraded;
         let reranked = searched.reranked;

@@ -101,6 +101,7 @@ pub fn to_record(
         started_at: turn.started_at.unwrap_or(fallback_time),
         ended_at: turn.ended_at,
         request,
+        author: None,
         text,
         content: serde_json::json!({
             "steps": steps_json,

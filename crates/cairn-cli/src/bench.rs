@@ -180,6 +180,7 @@ pub(crate) fn synthetic_record(rng: &mut Lcg, i: usize, project: &str) -> NewRec
             .unwrap_or_default(),
         ended_at: None,
         request: text.clone(),
+        author: None,
         text,
         content: serde_json::json!({}),
         source: None,

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use cairn_core::VectorKind;
 use cairn_core::ports::{Embedder, PointPayload, VectorFilter, VectorIndex, VectorPoint};
-use cairn_index::{Hybrid, SearchMode, TextIndex, TextQuery};
+use cairn_index::{TextIndex, TextQuery};
+use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_models::BertEmbedder;
 use cairn_store::Store;
 use cairn_vectors::EmbeddedIndex;
@@ -286,11 +287,19 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
     model
         .embed(&["warm up"])
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let hybrid = Hybrid {
-        text: &text,
-        vectors: Some(&vectors),
-        embedder: Some(&model),
+    // The service's own query path: the retriever over the store, its keyword index and
+    // its vectors (neighbours, sessions and hit text read from the store).
+    let model: std::sync::Arc<dyn cairn_core::ports::Embedder> = std::sync::Arc::new(model);
+    let retriever = Retriever {
+        corpora: vec![Corpus {
+            text: std::sync::Arc::new(text),
+            vectors: Some(std::sync::Arc::new(vectors)),
+            keep: None,
+            store: Some(store.clone()),
+        }],
+        embedder: Some(model.clone()),
         reranker: None,
+        tuning: Tuning::default(),
     };
     let mut rng = Lcg(99);
     let mut fused = Vec::new();
@@ -304,7 +313,14 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         embed.push(ms(t.elapsed()));
         let t = Instant::now();
-        let (hits, _) = hybrid.search(&TextQuery::new(&words, 20), SearchMode::Hybrid, false)?;
+        let (hits, _) = retriever
+            .search(&Query {
+                text: TextQuery::new(&words, 20),
+                mode: SearchMode::Hybrid,
+                rerank: false,
+                now: chrono::Utc::now(),
+            })
+            .await?;
         fused.push(ms(t.elapsed()));
         std::hint::black_box(hits);
     }

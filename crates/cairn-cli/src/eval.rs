@@ -2,26 +2,99 @@
 //! the whole memory of one user (each dialog turn a record, dated by its session); every
 //! question is asked; recall-any and recall-all of its evidence dialog ids are reported at
 //! k = 1, 5, 10, per category and overall, with raw and audit-corrected evidence, for each
-//! search mode. Category 5 (no answer exists) is reported apart.
+//! search setup, with the latency of each search (query embedding included). Category 5 (no
+//! answer exists) is reported apart.
+//!
+//! It measures the product: each dialog turn becomes a record the way capture makes one (the
+//! speaker as its author, the session's date as its time, the session as its session), the
+//! store, the keyword index and the embedded Qdrant index (quantized, as shipped) are filled
+//! by the service's own indexing, and every question goes through `cairn-recall`'s
+//! retriever. The eval does no retrieval work of its own.
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, bail};
-use cairn_core::ports::{Embedder, PointPayload, Reranker, VectorIndex, VectorPoint};
-use cairn_core::{NewRecord, Outcome, RecordId, VectorKind};
-use cairn_index::{Hybrid, SearchMode, TextIndex, TextQuery};
+use cairn_core::ports::{Embedder, Reranker, VectorIndex};
+use cairn_core::{NewRecord, Outcome, RecordId};
+use cairn_index::{TextIndex, TextQuery};
+use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
 
 /// The k values reported.
 pub const KS: [usize; 3] = [1, 5, 10];
 
-/// The search setups compared: (name, mode, rerank).
-const SETUPS: [(&str, SearchMode, bool); 4] = [
-    ("bm25", SearchMode::Bm25, false),
-    ("dense", SearchMode::Dense, false),
-    ("hybrid", SearchMode::Hybrid, false),
-    ("hybrid+rerank", SearchMode::Hybrid, true),
-];
+/// One search setup: its name, signals, parameters and whether it re-ranks.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Its name in the report (`cairn` is what search uses by default).
+    pub name: String,
+    /// Signals.
+    pub mode: SearchMode,
+    /// Parameters.
+    pub tuning: Tuning,
+    /// Re-rank with the cross-encoder.
+    pub rerank: bool,
+}
+
+/// The setups compared by default: each signal alone and plainly fused (every record on its
+/// own), then the retriever as search uses it, with and without the cross-encoder.
+pub fn default_setups() -> Vec<Setup> {
+    let plain = |name: &str, mode| Setup {
+        name: name.into(),
+        mode,
+        tuning: Tuning::plain(),
+        rerank: false,
+    };
+    vec![
+        plain("bm25", SearchMode::Bm25),
+        plain("dense", SearchMode::Dense),
+        plain("hybrid", SearchMode::Hybrid),
+        Setup {
+            name: "cairn".into(),
+            mode: SearchMode::Hybrid,
+            tuning: Tuning::default(),
+            rerank: false,
+        },
+        Setup {
+            name: "cairn+rerank".into(),
+            mode: SearchMode::Hybrid,
+            tuning: Tuning::default(),
+            rerank: true,
+        },
+    ]
+}
+
+/// A setup from `--tuning '{"dense_weight": 0.4}'` (fields of [`Tuning`] over its default;
+/// `"mode"` and `"rerank"` may be given too). For experiments.
+pub fn parse_setup(json: &str) -> anyhow::Result<Setup> {
+    let mut v: serde_json::Value = serde_json::from_str(json)
+        .with_context(|| format!("--tuning {json:?} is not a JSON object"))?;
+    let obj = v
+        .as_object_mut()
+        .with_context(|| format!("--tuning {json:?} is not a JSON object"))?;
+    let mode = match obj.remove("mode") {
+        Some(m) => m
+            .as_str()
+            .unwrap_or_default()
+            .parse::<SearchMode>()
+            .map_err(|e| anyhow::anyhow!(e))?,
+        None => SearchMode::Hybrid,
+    };
+    let rerank = obj
+        .remove("rerank")
+        .and_then(|r| r.as_bool())
+        .unwrap_or(false);
+    let tuning: Tuning = serde_json::from_value(v)
+        .with_context(|| format!("--tuning {json:?}: not a field of the retriever's tuning"))?;
+    Ok(Setup {
+        name: format!("tune {json}"),
+        mode,
+        tuning,
+        rerank,
+    })
+}
 
 /// One row of the result.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -40,16 +113,18 @@ pub struct Row {
     pub recall_all: f64,
     /// Questions counted.
     pub n: usize,
+    /// Median time of one search of this setup, query embedding included (ms).
+    pub p50_ms: f64,
+    /// 95th percentile of the same (ms).
+    pub p95_ms: f64,
 }
 
 /// The models the dense setups need, when they are available.
-pub struct Models<'a> {
+pub struct Models {
     /// Query and turn embeddings.
-    pub embedder: Option<&'a dyn Embedder>,
+    pub embedder: Option<Arc<dyn Embedder>>,
     /// Cross-encoder.
-    pub reranker: Option<&'a dyn Reranker>,
-    /// A fresh, empty vector index per conversation.
-    pub new_index: &'a dyn Fn() -> anyhow::Result<Box<dyn VectorIndex>>,
+    pub reranker: Option<Arc<dyn Reranker>>,
 }
 
 fn category_name(c: &str) -> &'static str {
@@ -95,12 +170,120 @@ struct Tally {
     n: usize,
 }
 
-/// Runs the evaluation and prints it (a table, or JSON rows).
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// One conversation as Cairn holds it: the store, the keyword index and the vectors, filled
+/// by the service's own indexing, in a folder of its own.
+struct Memory {
+    _dir: tempfile::TempDir,
+    store: Store,
+    text: Arc<TextIndex>,
+    vectors: Option<Arc<dyn VectorIndex>>,
+    /// Record id → dialog id.
+    dia_of: HashMap<String, String>,
+    /// The time of asking: the day after the last session.
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+/// Turns one LoCoMo conversation into records the way capture makes them and indexes them
+/// the way the service does.
+async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyhow::Result<Memory> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(&dir.path().join("cairn.db")).await?;
+    let mut dia_of: HashMap<String, String> = HashMap::new();
+    let mut batch = Vec::new();
+    let mut last = chrono::DateTime::<chrono::Utc>::default();
+    for n in 1.. {
+        let Some(turns) = c[format!("session_{n}")].as_array() else {
+            break;
+        };
+        let when = c[format!("session_{n}_date_time")]
+            .as_str()
+            .and_then(session_time)
+            .unwrap_or_default();
+        last = last.max(when);
+        for (i, t) in turns.iter().enumerate() {
+            let Some(dia) = t["dia_id"].as_str() else {
+                continue;
+            };
+            // The turn's words; a shared photo is described by its caption (never by the
+            // image-search query, which leaks answers).
+            let mut text = t["text"].as_str().unwrap_or("").to_owned();
+            if let Some(cap) = t["blip_caption"].as_str() {
+                text.push_str(&format!(" [shares a photo: {cap}]"));
+            }
+            let id = RecordId::derive("locomo", sample, dia);
+            dia_of.insert(id.to_string(), dia.to_owned());
+            batch.push((
+                NewRecord {
+                    id,
+                    framework: "locomo".into(),
+                    session_id: format!("{sample}:session_{n}"),
+                    project: Some(sample.to_owned()),
+                    cwd: None,
+                    model: None,
+                    outcome: Outcome::Success,
+                    started_at: when + chrono::Duration::seconds(i as i64),
+                    ended_at: None,
+                    request: text.clone(),
+                    author: t["speaker"].as_str().map(str::to_owned),
+                    text,
+                    content: serde_json::json!({}),
+                    source: None,
+                },
+                Vec::new(),
+            ));
+        }
+    }
+    store.append_records(&batch).await?;
+    let text = Arc::new(TextIndex::open(&dir.path().join("text"))?);
+    text.sync(&store).await?;
+    let vectors = match &models.embedder {
+        Some(e) => {
+            let index = Arc::new(
+                cairn_vectors::EmbeddedIndex::create(&dir.path().join("vectors"))
+                    .map_err(|e| anyhow::anyhow!(e.message))?,
+            );
+            let dense = cairn_api::dense::Dense {
+                embedder: e.clone(),
+                index: index.clone(),
+                sidecar: None,
+            };
+            dense
+                .sync(&store, &cairn_api::WorkerBoard::default())
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            // What the maintenance worker does when idle: the HNSW graph over 1-bit codes.
+            let i = index.clone();
+            tokio::task::spawn_blocking(move || i.optimize())
+                .await?
+                .map_err(|e| anyhow::anyhow!(e.message))?;
+            Some(index as Arc<dyn VectorIndex>)
+        }
+        None => None,
+    };
+    Ok(Memory {
+        _dir: dir,
+        store,
+        text,
+        vectors,
+        dia_of,
+        now: last + chrono::Duration::days(1),
+    })
+}
+
+/// Runs the evaluation over `setups` and prints it (a table, or JSON rows).
 pub async fn locomo(
     file: &Path,
     audit: Option<&Path>,
     json: bool,
-    models: &Models<'_>,
+    models: &Models,
+    setups: Vec<Setup>,
 ) -> anyhow::Result<Vec<Row>> {
     let data: serde_json::Value = serde_json::from_str(
         &fs_err::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?,
@@ -125,114 +308,39 @@ pub async fn locomo(
             }
         }
     }
-    let setups: Vec<(&str, SearchMode, bool)> = SETUPS
-        .iter()
-        .copied()
-        .filter(|(name, mode, rerank)| {
-            let ok = (*mode == SearchMode::Bm25 || models.embedder.is_some())
-                && (!*rerank || models.reranker.is_some());
+    let setups: Vec<Setup> = setups
+        .into_iter()
+        .filter(|s| {
+            let ok = (s.mode == SearchMode::Bm25 || models.embedder.is_some())
+                && (!s.rerank || models.reranker.is_some());
             if !ok {
-                eprintln!("skipping {name}: its model is not available");
+                eprintln!("skipping {}: its model is not available", s.name);
             }
             ok
         })
         .collect();
+    let order: Vec<String> = setups.iter().map(|s| s.name.clone()).collect();
     // (setup, k, category, evidence kind) → tally
     let mut tallies: BTreeMap<(String, usize, String, String), Tally> = BTreeMap::new();
+    let mut times: HashMap<String, Vec<f64>> = HashMap::new();
     let bar = indicatif::ProgressBar::new(
         convs
             .iter()
             .map(|c| c["qa"].as_array().map_or(0, Vec::len) as u64)
             .sum(),
     );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} questions {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     for conv in convs {
         let sample = conv["sample_id"]
             .as_str()
             .unwrap_or("conversation")
             .to_owned();
-        let c = &conv["conversation"];
-        let tmp = tempfile::tempdir()?;
-        let store = Store::open(&tmp.path().join("cairn.db")).await?;
-        let mut dia_of: HashMap<String, String> = HashMap::new();
-        let mut batch = Vec::new();
-        for n in 1.. {
-            let Some(turns) = c[format!("session_{n}")].as_array() else {
-                break;
-            };
-            let when = c[format!("session_{n}_date_time")]
-                .as_str()
-                .and_then(session_time)
-                .unwrap_or_default();
-            for (i, t) in turns.iter().enumerate() {
-                let Some(dia) = t["dia_id"].as_str() else {
-                    continue;
-                };
-                let mut text = format!(
-                    "{}: {}",
-                    t["speaker"].as_str().unwrap_or("?"),
-                    t["text"].as_str().unwrap_or("")
-                );
-                if let Some(cap) = t["blip_caption"].as_str() {
-                    text.push_str(&format!(" [shares a photo: {cap}]"));
-                }
-                let id = RecordId::derive("locomo", &sample, dia);
-                dia_of.insert(id.to_string(), dia.to_owned());
-                batch.push((
-                    NewRecord {
-                        id,
-                        framework: "locomo".into(),
-                        session_id: format!("{sample}:session_{n}"),
-                        project: Some(sample.clone()),
-                        cwd: None,
-                        model: None,
-                        outcome: Outcome::Success,
-                        started_at: when + chrono::Duration::seconds(i as i64),
-                        ended_at: None,
-                        request: text.clone(),
-                        text,
-                        content: serde_json::json!({}),
-                        source: None,
-                    },
-                    Vec::new(),
-                ));
-            }
-        }
-        store.append_records(&batch).await?;
-        let text = TextIndex::in_memory()?;
-        text.sync(&store).await?;
-        let vectors = if let Some(e) = models.embedder {
-            let index = (models.new_index)()?;
-            index
-                .ensure(e.dim())
-                .map_err(|e| anyhow::anyhow!(e.message))?;
-            for group in batch.chunks(32) {
-                let texts: Vec<&str> = group.iter().map(|(r, _)| r.text.as_str()).collect();
-                let vs = e.embed(&texts).map_err(|e| anyhow::anyhow!(e.message))?;
-                let points: Vec<VectorPoint> = group
-                    .iter()
-                    .zip(vs)
-                    .map(|((r, _), v)| VectorPoint {
-                        owner: r.id.to_string(),
-                        vector_kind: VectorKind::Chunk,
-                        ord: 0,
-                        vector: v,
-                        payload: PointPayload {
-                            project: r.project.clone(),
-                            framework: Some(r.framework.clone()),
-                            kind: Some("record".into()),
-                            session: Some(r.session_id.clone()),
-                            timestamp_ms: r.started_at.timestamp_millis(),
-                        },
-                    })
-                    .collect();
-                index
-                    .upsert(&points)
-                    .map_err(|e| anyhow::anyhow!(e.message))?;
-            }
-            Some(index)
-        } else {
-            None
-        };
+        bar.set_message(format!("({sample}: indexing)"));
+        let memory = remember(&sample, &conv["conversation"], models).await?;
+        bar.set_message(format!("({sample})"));
         for (qi, qa) in conv["qa"].as_array().into_iter().flatten().enumerate() {
             bar.inc(1);
             let Some(question) = qa["question"].as_str() else {
@@ -250,17 +358,34 @@ pub async fn locomo(
             if raw.is_empty() && audited.is_empty() {
                 continue;
             }
-            for (name, mode, rerank) in &setups {
-                let hybrid = Hybrid {
-                    text: &text,
-                    vectors: vectors.as_deref(),
-                    embedder: models.embedder,
-                    reranker: models.reranker,
+            for setup in &setups {
+                let retriever = Retriever {
+                    corpora: vec![Corpus {
+                        text: memory.text.clone(),
+                        vectors: memory.vectors.clone(),
+                        keep: None,
+                        store: Some(memory.store.clone()),
+                    }],
+                    embedder: models.embedder.clone(),
+                    reranker: models.reranker.clone(),
+                    tuning: setup.tuning.clone(),
                 };
-                let (hits, _) = hybrid.search(&TextQuery::new(question, 10), *mode, *rerank)?;
+                let started = Instant::now();
+                let (hits, _) = retriever
+                    .search(&Query {
+                        text: TextQuery::new(question, 10),
+                        mode: setup.mode,
+                        rerank: setup.rerank,
+                        now: memory.now,
+                    })
+                    .await?;
+                times
+                    .entry(setup.name.clone())
+                    .or_default()
+                    .push(started.elapsed().as_secs_f64() * 1000.0);
                 let ranked: Vec<&str> = hits
                     .iter()
-                    .filter_map(|h| dia_of.get(&h.hit.record_id).map(String::as_str))
+                    .filter_map(|h| memory.dia_of.get(&h.hit.record_id).map(String::as_str))
                     .collect();
                 for k in KS {
                     let top: HashSet<&str> = ranked.iter().take(k).copied().collect();
@@ -276,7 +401,7 @@ pub async fn locomo(
                         }
                         for cat in cats {
                             let t = tallies
-                                .entry(((*name).to_owned(), k, cat, kind.to_owned()))
+                                .entry((setup.name.clone(), k, cat, kind.to_owned()))
                                 .or_default();
                             t.n += 1;
                             t.any += usize::from(any);
@@ -288,41 +413,53 @@ pub async fn locomo(
         }
     }
     bar.finish_and_clear();
+    let latency: HashMap<String, (f64, f64)> = times
+        .into_iter()
+        .map(|(name, mut v)| {
+            v.sort_by(f64::total_cmp);
+            (name, (pct(&v, 0.5), pct(&v, 0.95)))
+        })
+        .collect();
     let rows: Vec<Row> = tallies
         .into_iter()
-        .map(|((mode, k, category, evidence), t)| Row {
-            mode,
-            k,
-            category,
-            evidence,
-            recall_any: if t.n == 0 {
-                0.0
-            } else {
-                t.any as f64 / t.n as f64
-            },
-            recall_all: if t.n == 0 {
-                0.0
-            } else {
-                t.all as f64 / t.n as f64
-            },
-            n: t.n,
+        .map(|((mode, k, category, evidence), t)| {
+            let (p50_ms, p95_ms) = latency.get(&mode).copied().unwrap_or_default();
+            Row {
+                mode,
+                k,
+                category,
+                evidence,
+                recall_any: if t.n == 0 {
+                    0.0
+                } else {
+                    t.any as f64 / t.n as f64
+                },
+                recall_all: if t.n == 0 {
+                    0.0
+                } else {
+                    t.all as f64 / t.n as f64
+                },
+                n: t.n,
+                p50_ms,
+                p95_ms,
+            }
         })
         .collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print_table(&rows);
+        print_table(&rows, &order);
     }
     Ok(rows)
 }
 
-fn print_table(rows: &[Row]) {
+fn print_table(rows: &[Row], order: &[String]) {
     println!("LoCoMo retrieval recall (any / all evidence turns in the top k)\n");
     for evidence in ["raw", "audited"] {
         println!("{evidence} evidence:");
         println!(
-            "{:<15} {:<20} {:>15} {:>15} {:>15} {:>6}",
-            "mode", "category", "k=1", "k=5", "k=10", "n"
+            "{:<15} {:<20} {:>15} {:>15} {:>15} {:>6} {:>17}",
+            "mode", "category", "k=1", "k=5", "k=10", "n", "p50 / p95 ms"
         );
         let mut keys: Vec<(&str, &str)> = rows
             .iter()
@@ -331,7 +468,7 @@ fn print_table(rows: &[Row]) {
             .collect();
         keys.sort_by_key(|(m, c)| {
             (
-                SETUPS.iter().position(|s| s.0 == *m),
+                order.iter().position(|s| s == m),
                 if *c == "all" {
                     "0".to_owned()
                 } else {
@@ -349,12 +486,15 @@ fn print_table(rows: &[Row]) {
                     .map(|r| format!("{:.3} / {:.3}", r.recall_any, r.recall_all))
                     .unwrap_or_default()
             };
-            let n = rows
+            let row = rows
                 .iter()
-                .find(|r| r.evidence == evidence && r.mode == mode && r.category == cat)
-                .map_or(0, |r| r.n);
+                .find(|r| r.evidence == evidence && r.mode == mode && r.category == cat);
+            let n = row.map_or(0, |r| r.n);
+            let latency = row.map_or(String::new(), |r| {
+                format!("{:.1} / {:.1}", r.p50_ms, r.p95_ms)
+            });
             println!(
-                "{:<15} {:<20} {:>15} {:>15} {:>15} {:>6}",
+                "{:<15} {:<20} {:>15} {:>15} {:>15} {:>6} {:>17}",
                 mode,
                 if cat == "all" {
                     category_name(cat).to_owned()
@@ -364,7 +504,8 @@ fn print_table(rows: &[Row]) {
                 cell(1),
                 cell(5),
                 cell(10),
-                n
+                n,
+                latency
             );
         }
         println!();
@@ -372,24 +513,32 @@ fn print_table(rows: &[Row]) {
 }
 
 /// `cairn eval locomo`: loads the models the settings name (the same ones search uses) and
-/// runs [`locomo`] with a fresh in-memory vector index per conversation.
+/// runs [`locomo`] over the default setups, or over the `--tuning` experiments given.
 pub async fn run_locomo(
     paths: &cairn_config::Paths,
     settings: &cairn_config::Settings,
     file: &Path,
     audit: Option<&Path>,
     json: bool,
+    tunings: &[String],
 ) -> anyhow::Result<()> {
+    let setups = if tunings.is_empty() {
+        default_setups()
+    } else {
+        tunings
+            .iter()
+            .map(|t| parse_setup(t))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
     let (embedder, reranker, warnings) = cairn_api::models_for_eval(paths, settings).await;
     for w in &warnings {
         eprintln!("note: {w}");
     }
-    let new_index =
-        || -> anyhow::Result<Box<dyn VectorIndex>> { Ok(cairn_api::memory_vector_index()) };
     let models = Models {
-        embedder: embedder.as_deref(),
-        reranker: reranker.as_deref(),
-        new_index: &new_index,
+        embedder,
+        reranker,
     };
-    locomo(file, audit, json, &models).await.map(|_| ())
+    locomo(file, audit, json, &models, setups)
+        .await
+        .map(|_| ())
 }

@@ -194,6 +194,10 @@ enum EvalCmd {
         /// Print JSON rows instead of a table.
         #[arg(long)]
         json: bool,
+        /// Instead of the default setups, measure the retriever with these parameters (a
+        /// JSON object of tuning fields, e.g. '{"dense_weight":0.4}'); repeatable.
+        #[arg(long = "tuning", value_name = "JSON")]
+        tunings: Vec<String>,
     },
 }
 
@@ -327,7 +331,7 @@ fn main() -> ExitCode {
 fn current_project() -> Option<String> {
     std::env::current_dir()
         .ok()
-        .map(|d| cairn_capture::project::identify(&d))
+        .map(|d| cairn_text::project::identify(&d))
 }
 
 fn format_integrations(list: &cairn_core::api::IntegrationList) -> String {
@@ -474,8 +478,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Ok(())
             }
             Command::Eval {
-                what: EvalCmd::Locomo { file, audit, json },
-            } => eval::run_locomo(&paths, &loaded.settings, &file, audit.as_deref(), json)
+                what:
+                    EvalCmd::Locomo {
+                        file,
+                        audit,
+                        json,
+                        tunings,
+                    },
+            } => eval::run_locomo(
+                &paths,
+                &loaded.settings,
+                &file,
+                audit.as_deref(),
+                json,
+                &tunings,
+            )
                 .await
                 .map_err(Failure::from),
             Command::Config {

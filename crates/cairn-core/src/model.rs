@@ -68,6 +68,10 @@ pub struct NewRecord {
     pub ended_at: Option<Timestamp>,
     /// The user's request as text.
     pub request: String,
+    /// Who made the request, when the source names them (a speaker of a conversation);
+    /// `None` for the agent's own user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// The whole turn as searchable text (request, replies, tool calls and results).
     pub text: String,
     /// The whole turn as structured JSON (messages and tool steps), for display.

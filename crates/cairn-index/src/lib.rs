@@ -6,10 +6,12 @@
 //! - [`TextIndex`]: BM25 over records and their chunks (tantivy). A record is searchable by
 //!   its raw text as soon as it is stored: [`TextIndex::sync`] follows the store's log by
 //!   sequence number and remembers where it is in each commit.
-//! - [`Hybrid`]: BM25 and dense similarity fused 0.7 / 0.3, one hit per record, re-ranked by a
-//!   cross-encoder when there is one.
-//! - [`Search`]: the same over several [`Corpus`]es (the records and the notes) as one list:
-//!   fused together, re-ranked once over the top 30 by the passage that matched.
+//!   Each unit is indexed with its context ([`unit`]: author, date, framework, project) in a
+//!   field of its own.
+//! - [`unit`]: what an indexed unit carries besides its words, for the keyword index and for
+//!   what the embedder reads.
+//!
+//! Fusion with the vectors, neighbours, sessions and re-ranking live in `cairn-recall`.
 //!
 //! ```no_run
 //! # async fn demo(store: &cairn_store::Store) -> Result<(), cairn_index::Error> {
@@ -20,11 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
-mod hybrid;
 mod text;
+pub mod unit;
 
-pub use hybrid::{
-    CANDIDATES, Corpus, DENSE_WEIGHT, Hybrid, HybridHit, Keep, MIN_DENSE_SIMILARITY, RERANK_TOP,
-    Search, SearchMode, SearchNotes, fuse,
-};
-pub use text::{Error, TextHit, TextIndex, TextQuery};
+pub use text::{CONTEXT_BOOST, Error, TextHit, TextIndex, TextQuery};

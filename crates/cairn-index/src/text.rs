@@ -19,7 +19,10 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 
 /// The schema's version: a change makes [`TextIndex::open`] start a fresh index, which
 /// [`TextIndex::sync`] then fills from the store.
-const SCHEMA_VERSION: &str = "text-1";
+const SCHEMA_VERSION: &str = "text-2";
+/// How much a match in a unit's context (author, date, framework, project) counts against a
+/// match in its own words.
+pub const CONTEXT_BOOST: f32 = 1.0;
 const TOKENIZER: &str = "cairn";
 const WRITER_MEMORY: usize = 50_000_000;
 const PASSAGE_CHARS: usize = 240;
@@ -107,6 +110,7 @@ struct Fields {
     outcome: Field,
     ts: Field,
     text: Field,
+    context: Field,
 }
 
 /// The BM25 index.
@@ -140,7 +144,8 @@ fn schema() -> (Schema, Fields) {
         session: b.add_text_field("session", STRING | STORED),
         outcome: b.add_text_field("outcome", STRING | STORED),
         ts: b.add_i64_field("ts", INDEXED | FAST | STORED),
-        text: b.add_text_field("text", text_opts),
+        text: b.add_text_field("text", text_opts.clone()),
+        context: b.add_text_field("context", text_opts),
     };
     b.add_text_field(SCHEMA_VERSION, STRING);
     (b.build(), f)
@@ -254,6 +259,7 @@ impl TextIndex {
         let rec = &record.record;
         let writer = self.writer();
         writer.delete_term(Term::from_field_text(f.id, rec.id.as_str()));
+        let context = crate::unit::context(rec);
         let whole = [(0u32, rec.text.as_str())];
         let pieces: Vec<(u32, &str)> = if chunks.is_empty() {
             whole.to_vec()
@@ -269,6 +275,7 @@ impl TextIndex {
                 f.outcome => rec.outcome.as_str(),
                 f.ts => rec.started_at.timestamp_millis(),
                 f.text => text,
+                f.context => context.as_str(),
             );
             if let Some(p) = &rec.project {
                 d.add_text(f.project, p);
@@ -335,7 +342,8 @@ impl TextIndex {
             return Err(Error::Query("the query is empty".into()));
         }
         let searcher = self.reader.searcher();
-        let parser = QueryParser::for_index(&self.index, vec![self.f.text]);
+        let mut parser = QueryParser::for_index(&self.index, vec![self.f.text, self.f.context]);
+        parser.set_field_boost(self.f.context, CONTEXT_BOOST);
         let (words, _errors) = parser.parse_query_lenient(text);
         let f = self.f;
         let mut filters: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, words.box_clone())];

@@ -23,6 +23,7 @@ fn record(
         started_at: chrono::Utc::now() - chrono::Duration::days(days_ago),
         ended_at: None,
         request: text.into(),
+        author: None,
         text: text.into(),
         content: serde_json::json!({}),
         source: None,

@@ -31,4 +31,6 @@ mod store;
 pub use error::{Error, Result};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
-pub use store::{AppendReport, JournalEntry, SessionFilter, SessionSummary, Store, StoredVector};
+pub use store::{
+    AppendReport, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store, StoredVector,
+};

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "forgetting",
         include_str!("../migrations/0003_forgetting.sql"),
     ),
+    (4, "author", include_str!("../migrations/0004_author.sql")),
 ];
 
 /// The schema version this build writes.

@@ -80,6 +80,21 @@ pub struct SessionSummary {
     pub first_request: Option<String>,
 }
 
+/// Where a record sits in its session (see [`Store::session_places`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionPlace {
+    /// The framework.
+    pub framework: String,
+    /// The session id.
+    pub session_id: String,
+    /// When the request was made.
+    pub started_at: Timestamp,
+    /// The record just before it in the session.
+    pub prev: Option<String>,
+    /// The record just after it.
+    pub next: Option<String>,
+}
+
 /// An embedding kept with the logs, so the index is rebuilt with no model call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredVector {
@@ -303,6 +318,7 @@ impl Store {
                 ended_at: Set(rec.ended_at.as_ref().map(ts_text)),
                 captured_at: Set(captured_at.clone()),
                 request: Set(rec.request.clone()),
+                author: Set(rec.author.clone()),
                 text: Set(rec.text.clone()),
                 content: Set(content),
                 source: Set(rec.source.clone()),
@@ -949,6 +965,116 @@ impl Store {
         }
         Ok(f)
     }
+
+    /// Where each of `ids` sits in its session: the records just before and after it (current
+    /// revisions, by request time), its session and its time. Ids not in the store (cleared
+    /// meanwhile) are absent from the answer. One query, for the retriever's neighbour and
+    /// session scores.
+    pub async fn session_places(
+        &self,
+        ids: &[String],
+    ) -> Result<std::collections::HashMap<String, SessionPlace>> {
+        let mut out = std::collections::HashMap::new();
+        // SQLite's default limit on bound values is 32,766; stay far below it.
+        for part in ids.chunks(400) {
+            let marks = vec!["?"; part.len()].join(",");
+            let sql = format!(
+                "WITH cand AS (SELECT DISTINCT framework, session_id FROM records WHERE id IN ({marks})),
+                 cur AS (
+                   SELECT r.id, r.framework, r.session_id, r.started_at FROM records r
+                   JOIN cand c ON r.framework = c.framework AND r.session_id = c.session_id
+                   WHERE r.rev = (SELECT MAX(r2.rev) FROM records r2 WHERE r2.id = r.id)
+                 ),
+                 placed AS (
+                   SELECT id, framework, session_id, started_at,
+                          LAG(id) OVER w AS prev, LEAD(id) OVER w AS next
+                   FROM cur WINDOW w AS (PARTITION BY framework, session_id ORDER BY started_at, id)
+                 )
+                 SELECT id, framework, session_id, started_at, prev, next FROM placed WHERE id IN ({marks})"
+            );
+            let values: Vec<sea_orm::Value> = part
+                .iter()
+                .chain(part.iter())
+                .map(|id| id.clone().into())
+                .collect();
+            let rows = self
+                .db
+                .query_all(Statement::from_sql_and_values(
+                    self.db.get_database_backend(),
+                    &sql,
+                    values,
+                ))
+                .await?;
+            for row in rows {
+                let id: String = row.try_get("", "id")?;
+                out.insert(
+                    id,
+                    SessionPlace {
+                        framework: row.try_get("", "framework")?,
+                        session_id: row.try_get("", "session_id")?,
+                        started_at: parse_ts(
+                            "records",
+                            "started_at",
+                            &row.try_get::<String>("", "started_at")?,
+                        )?,
+                        prev: row.try_get("", "prev")?,
+                        next: row.try_get("", "next")?,
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The current revision of each of `ids` with its chunks (absent ids are left out): what
+    /// the retriever shows for its hits and what the re-ranker reads.
+    pub async fn records_with_chunks(
+        &self,
+        ids: &[String],
+    ) -> Result<std::collections::HashMap<String, (Record, Vec<Chunk>)>> {
+        let mut out = std::collections::HashMap::new();
+        for part in ids.chunks(400) {
+            let rows = records::Entity::find()
+                .filter(records::Column::Id.is_in(part.iter().cloned()))
+                .all(&self.db)
+                .await?;
+            let mut latest: std::collections::HashMap<String, records::Model> =
+                std::collections::HashMap::new();
+            for r in rows {
+                match latest.get(&r.id) {
+                    Some(old) if old.rev >= r.rev => {}
+                    _ => {
+                        latest.insert(r.id.clone(), r);
+                    }
+                }
+            }
+            let revs: std::collections::HashMap<String, i64> =
+                latest.iter().map(|(id, r)| (id.clone(), r.rev)).collect();
+            let mut chunks_by: std::collections::HashMap<String, Vec<Chunk>> =
+                std::collections::HashMap::new();
+            let chunk_rows = chunks::Entity::find()
+                .filter(chunks::Column::RecordId.is_in(part.iter().cloned()))
+                .order_by_asc(chunks::Column::Ord)
+                .all(&self.db)
+                .await?;
+            for c in chunk_rows {
+                if revs.get(&c.record_id) != Some(&c.rev) {
+                    continue;
+                }
+                chunks_by.entry(c.record_id.clone()).or_default().push(Chunk {
+                    record_id: RecordId::new(c.record_id),
+                    ord: u32::try_from(c.ord).unwrap_or(u32::MAX),
+                    start: u32::try_from(c.start).unwrap_or(u32::MAX),
+                    text: c.text,
+                });
+            }
+            for (id, m) in latest {
+                let chunks = chunks_by.remove(&id).unwrap_or_default();
+                out.insert(id, (record_from_model(m)?, chunks));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The journal kind of a memory switch.
@@ -1073,6 +1199,7 @@ fn record_from_model(m: records::Model) -> Result<Record> {
                 .map(|s| parse_ts("records", "ended_at", s))
                 .transpose()?,
             request: m.request,
+            author: m.author,
             text: m.text,
             content: serde_json::from_str(&m.content).map_err(|e| Error::Corrupt {
                 table: "records",

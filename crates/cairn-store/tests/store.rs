@@ -19,6 +19,7 @@ fn record(i: usize, text: &str) -> (NewRecord, Vec<Chunk>) {
         started_at: chrono::Utc::now(),
         ended_at: None,
         request: format!("request {i}"),
+        author: None,
         text: text.to_owned(),
         content: serde_json::json!({ "messages": [{ "role": "user", "text": text }] }),
         source: Some("/tmp/source.jsonl".into()),

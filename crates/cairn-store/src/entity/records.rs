@@ -17,6 +17,7 @@ pub struct Model {
     pub ended_at: Option<String>,
     pub captured_at: String,
     pub request: String,
+    pub author: Option<String>,
     pub text: String,
     pub content: String,
     pub source: Option<String>,

@@ -1,0 +1,592 @@
+//! The query path: candidates from every corpus (BM25 and each kind of vector, the query
+//! embedded once), fused as one list, each record scored with its neighbours in its session
+//! and with its session, dates in the query honoured, the text of each hit read from the
+//! store, and the cross-encoder's order over the top 30 when it is present.
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use cairn_core::ports::{BackendError, Embedder, Reranker, VectorFilter, VectorIndex};
+use cairn_core::{Timestamp, VectorKind};
+use cairn_index::{TextHit, TextIndex, TextQuery};
+use cairn_store::Store;
+
+use crate::fuse::fuse;
+use crate::{Tuning, when};
+
+/// How many fused results the cross-encoder re-ranks.
+pub const RERANK_TOP: usize = 30;
+/// How many characters of a passage the cross-encoder reads.
+const RERANK_CHARS: usize = 1_500;
+/// How many characters of a hit's passage callers get.
+const PASSAGE_CHARS: usize = 240;
+
+/// A retrieval failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The keyword index failed or refused the query.
+    #[error(transparent)]
+    Index(#[from] cairn_index::Error),
+    /// Reading the store failed.
+    #[error(transparent)]
+    Store(#[from] cairn_store::Error),
+    /// A model or the vector index failed.
+    #[error("{0}")]
+    Backend(String),
+}
+
+fn backend(e: BackendError) -> Error {
+    Error::Backend(e.message)
+}
+
+/// Which signals a search uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    /// Keywords only (BM25).
+    Bm25,
+    /// Meaning only (embeddings).
+    Dense,
+    /// Both, fused.
+    Hybrid,
+}
+
+impl std::str::FromStr for SearchMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "bm25" => Ok(Self::Bm25),
+            "dense" => Ok(Self::Dense),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(format!(
+                "unknown search mode {other:?}: use bm25, dense or hybrid"
+            )),
+        }
+    }
+}
+
+/// A test on each candidate of a corpus: keep it or not.
+pub type KeepFn = Arc<dyn Fn(&TextHit) -> bool + Send + Sync>;
+
+/// One index a search reads: its BM25 index and its vectors, and, for the records, the
+/// store they come from.
+#[derive(Clone)]
+pub struct Corpus {
+    /// BM25 over this corpus.
+    pub text: Arc<TextIndex>,
+    /// Its vectors (none: found by keywords only).
+    pub vectors: Option<Arc<dyn VectorIndex>>,
+    /// `None`: the query's project, framework and session filters apply. `Some`: they do not,
+    /// and this test decides instead which candidates stay (before fusion).
+    pub keep: Option<KeepFn>,
+    /// The store of this corpus's records: a record is scored with its session neighbours and
+    /// its session, and its text comes from here. `None` for a corpus held elsewhere (notes):
+    /// its hits are scored alone and their text comes from its index.
+    pub store: Option<Store>,
+}
+
+/// One record (or note) found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The record, its metadata and best passage (its `score` is the final score).
+    pub hit: TextHit,
+    /// Which corpus it came from: its position in [`Retriever::corpora`].
+    pub corpus: usize,
+    /// Normalised BM25 score, when keywords matched.
+    pub keyword: Option<f32>,
+    /// Cosine similarity of the best vector, when the dense side found it.
+    pub dense: Option<f32>,
+    /// The cross-encoder's score, when it re-ranked this hit.
+    pub rerank: Option<f32>,
+}
+
+/// What a search could use, and what it fell back to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchNotes {
+    /// Sentences about what was not available (no embedder, no reranker…).
+    pub degraded: Vec<String>,
+    /// Whether the cross-encoder's scores decided the order of the top results.
+    pub reranked: bool,
+}
+
+/// A question to the retriever.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The words, and the filters (project, framework, date range, session left out).
+    pub text: TextQuery,
+    /// Which signals.
+    pub mode: SearchMode,
+    /// Re-rank the top 30 with the cross-encoder when one is present.
+    pub rerank: bool,
+    /// What "yesterday" or "in May" mean: the time of asking.
+    pub now: Timestamp,
+}
+
+/// The retriever: cheap to build (shared parts), one per search or kept.
+#[derive(Clone)]
+pub struct Retriever {
+    /// What is searched, ranked as one list.
+    pub corpora: Vec<Corpus>,
+    /// The embedder for the query (one embedding per search).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The cross-encoder.
+    pub reranker: Option<Arc<dyn Reranker>>,
+    /// Its parameters.
+    pub tuning: Tuning,
+}
+
+/// A candidate's key: (corpus, record id).
+type Key = (usize, String);
+
+/// What the first stage found, before scoring.
+#[derive(Default)]
+struct Found {
+    keyword: HashMap<Key, f32>,
+    dense: HashMap<Key, f32>,
+    best_chunk: HashMap<Key, u32>,
+    meta: HashMap<Key, TextHit>,
+    dense_in_range: HashMap<Key, bool>,
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::Backend(format!("a search task failed: {e}")))
+}
+
+impl Retriever {
+    /// Searches every corpus and ranks what it finds as one list (see the module docs).
+    /// Without an embedder or vectors, dense and hybrid fall back to BM25 (said in the
+    /// notes); a failing cross-encoder leaves the fused order (said too).
+    pub async fn search(&self, q: &Query) -> Result<(Vec<Hit>, SearchNotes), Error> {
+        let mut notes = SearchNotes::default();
+        let limit = q.text.limit.clamp(1, 1000);
+        let has_vectors = self.corpora.iter().any(|c| c.vectors.is_some());
+        let use_dense = q.mode != SearchMode::Bm25 && has_vectors && self.embedder.is_some();
+        let mode = if q.mode != SearchMode::Bm25 && !use_dense {
+            notes
+                .degraded
+                .push("No embedding model or vector index: keyword search only.".into());
+            SearchMode::Bm25
+        } else {
+            q.mode
+        };
+        let this = self.clone();
+        let tq = q.text.clone();
+        let mut found = blocking(move || this.candidates(&tq, mode)).await??;
+        let t = &self.tuning;
+        // Where each record candidate sits in its session; a record gone from the store
+        // (cleared meanwhile) is dropped here.
+        let mut places: HashMap<Key, cairn_store::SessionPlace> = HashMap::new();
+        for (ci, corpus) in self.corpora.iter().enumerate() {
+            let Some(store) = &corpus.store else { continue };
+            let ids: Vec<String> = found
+                .keyword
+                .keys()
+                .chain(found.dense.keys())
+                .filter(|k| k.0 == ci)
+                .map(|k| k.1.clone())
+                .collect::<HashSet<_>>()
+                .into_iter()
+                .collect();
+            for (id, p) in store.session_places(&ids).await? {
+                places.insert((ci, id), p);
+            }
+            let gone = |k: &Key| k.0 == ci && !places.contains_key(k);
+            found.keyword.retain(|k, _| !gone(k));
+            found.dense.retain(|k, _| !gone(k));
+        }
+        // Corpora without a store: a dense-only hit's metadata from its own index.
+        let dense_only: Vec<Key> = found
+            .dense
+            .keys()
+            .filter(|k| self.corpora[k.0].store.is_none() && !found.meta.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in dense_only {
+            let corpus = &self.corpora[key.0];
+            let got = corpus
+                .text
+                .record_chunk(&key.1, found.best_chunk.get(&key).copied())?
+                .filter(|h| corpus.keep.as_ref().is_none_or(|k| k(h)));
+            match got {
+                Some(mut h) => {
+                    h.passage = h.passage.chars().take(PASSAGE_CHARS).collect();
+                    found.meta.insert(key, h);
+                }
+                None => {
+                    found.dense.remove(&key);
+                }
+            }
+        }
+        let w = match mode {
+            SearchMode::Bm25 => 0.0,
+            SearchMode::Dense => 1.0,
+            SearchMode::Hybrid => t.dense_weight,
+        };
+        let base: HashMap<Key, f32> = fuse(&found.dense, &found.keyword, w, t.fusion, t.rrf_k)
+            .into_iter()
+            .collect();
+        // The best candidates bring their neighbours: a turn that answers may share no word
+        // with the question while the turn before it does.
+        if t.neighbour_weight > 0.0 && t.expand > 0 {
+            let mut order: Vec<(&Key, &f32)> = base.iter().collect();
+            order.sort_by(|a, b| b.1.total_cmp(a.1).then_with(|| a.0.cmp(b.0)));
+            let mut extra: HashMap<usize, HashSet<String>> = HashMap::new();
+            for (key, _) in order.into_iter().take(t.expand) {
+                if let Some(p) = places.get(key) {
+                    for n in [&p.prev, &p.next].into_iter().flatten() {
+                        let nk = (key.0, n.clone());
+                        if !places.contains_key(&nk) {
+                            extra.entry(key.0).or_default().insert(n.clone());
+                        }
+                    }
+                }
+            }
+            for (ci, ids) in extra {
+                if let Some(store) = &self.corpora[ci].store {
+                    let ids: Vec<String> = ids.into_iter().collect();
+                    for (id, p) in store.session_places(&ids).await? {
+                        places.insert((ci, id), p);
+                    }
+                }
+            }
+        }
+        // Scores: the record's own, plus its neighbours', plus its session's best, plus a
+        // date the query names.
+        let spans = if t.date_weight > 0.0 {
+            when::spans(&q.text.text, q.now)
+        } else {
+            Vec::new()
+        };
+        let mut session_best: HashMap<(usize, &str, &str), f32> = HashMap::new();
+        for (key, s) in &base {
+            if let Some(p) = places.get(key) {
+                let e = session_best
+                    .entry((key.0, p.framework.as_str(), p.session_id.as_str()))
+                    .or_insert(0.0);
+                *e = e.max(*s);
+            }
+        }
+        let mut keys: HashSet<&Key> = base.keys().collect();
+        keys.extend(places.keys());
+        let in_range = |ts: Timestamp| {
+            q.text.since.is_none_or(|s| ts >= s) && q.text.until.is_none_or(|u| ts <= u)
+        };
+        let mut scored: Vec<(Key, f32, bool)> = Vec::with_capacity(keys.len());
+        for key in keys {
+            let own = base.get(key).copied().unwrap_or(0.0);
+            let (score, ranged) = match places.get(key) {
+                Some(p) => {
+                    let near = |n: &Option<String>| {
+                        n.as_ref()
+                            .and_then(|n| base.get(&(key.0, n.clone())))
+                            .copied()
+                            .unwrap_or(0.0)
+                    };
+                    let session = session_best
+                        .get(&(key.0, p.framework.as_str(), p.session_id.as_str()))
+                        .copied()
+                        .unwrap_or(0.0);
+                    let dated = spans
+                        .iter()
+                        .any(|(a, b)| p.started_at >= *a && p.started_at <= *b);
+                    (
+                        own + t.neighbour_weight * (near(&p.prev) + near(&p.next))
+                            + t.session_weight * session
+                            + if dated { t.date_weight } else { 0.0 },
+                        in_range(p.started_at),
+                    )
+                }
+                None => {
+                    let ranged = found.meta.get(key).is_some_and(|h| h.in_range)
+                        || found.dense_in_range.get(key).copied().unwrap_or(false);
+                    (own, ranged)
+                }
+            };
+            if score > 0.0 || base.contains_key(key) {
+                scored.push((key.clone(), score, ranged));
+            }
+        }
+        // In range first, then the rest; each group by score (then key: a stable order).
+        scored.sort_by(|a, b| {
+            b.2.cmp(&a.2)
+                .then(b.1.total_cmp(&a.1))
+                .then_with(|| a.0.cmp(&b.0))
+        });
+        let want = if q.rerank {
+            limit.max(RERANK_TOP)
+        } else {
+            limit
+        };
+        // The text of each hit: from the store for records, from its index otherwise.
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut chunk_text: HashMap<Key, String> = HashMap::new();
+        let mut by_corpus: HashMap<usize, Vec<String>> = HashMap::new();
+        for (key, _, _) in scored.iter().take(want * 2) {
+            if self.corpora[key.0].store.is_some() {
+                by_corpus.entry(key.0).or_default().push(key.1.clone());
+            }
+        }
+        let mut stored: HashMap<Key, (cairn_core::Record, Vec<cairn_core::Chunk>)> =
+            HashMap::new();
+        for (ci, ids) in by_corpus {
+            if let Some(store) = &self.corpora[ci].store {
+                for (id, r) in store.records_with_chunks(&ids).await? {
+                    stored.insert((ci, id), r);
+                }
+            }
+        }
+        for (key, score, ranged) in scored {
+            if hits.len() >= want {
+                break;
+            }
+            let chunk_ord = found.best_chunk.get(&key).copied();
+            let mut hit = if self.corpora[key.0].store.is_some() {
+                let Some((rec, chunks)) = stored.get(&key) else {
+                    continue;
+                };
+                let r = &rec.record;
+                let chunk = found
+                    .meta
+                    .get(&key)
+                    .map(|m| m.chunk)
+                    .or(chunk_ord)
+                    .unwrap_or(0);
+                let whole = chunks
+                    .iter()
+                    .find(|c| c.ord == chunk)
+                    .map_or(r.text.as_str(), |c| c.text.as_str());
+                chunk_text.insert(key.clone(), whole.chars().take(RERANK_CHARS).collect());
+                TextHit {
+                    record_id: key.1.clone(),
+                    score,
+                    passage: found
+                        .meta
+                        .get(&key)
+                        .map(|m| m.passage.clone())
+                        .unwrap_or_else(|| whole.chars().take(PASSAGE_CHARS).collect()),
+                    chunk,
+                    framework: r.framework.clone(),
+                    project: r.project.clone(),
+                    session_id: r.session_id.clone(),
+                    timestamp: r.started_at,
+                    outcome: r.outcome.as_str().to_owned(),
+                    in_range: ranged,
+                }
+            } else {
+                let Some(h) = found.meta.get(&key) else {
+                    continue;
+                };
+                TextHit {
+                    score,
+                    in_range: ranged,
+                    ..h.clone()
+                }
+            };
+            hit.score = score;
+            hits.push(Hit {
+                corpus: key.0,
+                keyword: found.keyword.get(&key).copied(),
+                dense: found.dense.get(&key).copied(),
+                rerank: None,
+                hit,
+            });
+        }
+        if q.rerank {
+            match &self.reranker {
+                Some(r) if !hits.is_empty() => {
+                    let passages: Vec<String> = hits
+                        .iter()
+                        .take(RERANK_TOP)
+                        .map(|h| {
+                            chunk_text
+                                .get(&(h.corpus, h.hit.record_id.clone()))
+                                .cloned()
+                                .unwrap_or_else(|| self.passage_of(h))
+                        })
+                        .collect();
+                    let r = r.clone();
+                    let query = q.text.text.clone();
+                    let scores =
+                        blocking(move || rerank_scores(r.as_ref(), &query, &passages)).await?;
+                    match scores {
+                        Ok(scores) => {
+                            apply_rerank(&mut hits, &scores);
+                            notes.reranked = true;
+                        }
+                        Err(e) => notes.degraded.push(format!(
+                            "Re-ranking failed ({e}): results are not re-ranked."
+                        )),
+                    }
+                }
+                Some(_) => {}
+                None => notes
+                    .degraded
+                    .push("No cross-encoder: results are not re-ranked.".into()),
+            }
+        }
+        hits.truncate(limit);
+        Ok((hits, notes))
+    }
+
+    /// The first stage, on the blocking pool: the query embedded once, BM25 per corpus
+    /// (normalised within it: each index has its own statistics), and each kind of vector.
+    fn candidates(&self, q: &TextQuery, mode: SearchMode) -> Result<Found, Error> {
+        let t = &self.tuning;
+        let pool = t.pool.max(q.limit);
+        let qv = match (&self.embedder, mode) {
+            (Some(e), SearchMode::Dense | SearchMode::Hybrid) => Some(
+                e.embed(&[q.text.as_str()])
+                    .map_err(backend)?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::Backend("the embedder returned nothing".into()))?,
+            ),
+            _ => None,
+        };
+        let mut found = Found::default();
+        for (ci, corpus) in self.corpora.iter().enumerate() {
+            let cq = if corpus.keep.is_some() {
+                TextQuery {
+                    project: None,
+                    framework: None,
+                    exclude_session: None,
+                    limit: pool,
+                    ..q.clone()
+                }
+            } else {
+                TextQuery {
+                    limit: pool,
+                    ..q.clone()
+                }
+            };
+            let kept = |h: &TextHit| corpus.keep.as_ref().is_none_or(|k| k(h));
+            if mode != SearchMode::Dense {
+                let mut raw: HashMap<Key, f32> = HashMap::new();
+                for h in corpus.text.search(&cq)? {
+                    if !kept(&h) {
+                        continue;
+                    }
+                    let key = (ci, h.record_id.clone());
+                    raw.insert(key.clone(), h.score);
+                    found.meta.insert(key, h);
+                }
+                found.keyword.extend(crate::fuse::normalise(&raw));
+            }
+            let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
+                continue;
+            };
+            let base = VectorFilter {
+                project: cq.project.clone(),
+                framework: cq.framework.clone(),
+                kinds: Vec::new(),
+                exclude_session: cq.exclude_session.clone(),
+                since_ms: None,
+                until_ms: None,
+            };
+            let has_range = q.since.is_some() || q.until.is_some();
+            let mut passes = Vec::new();
+            if has_range {
+                passes.push((
+                    VectorFilter {
+                        since_ms: q.since.map(|t| t.timestamp_millis()),
+                        until_ms: q.until.map(|t| t.timestamp_millis()),
+                        ..base.clone()
+                    },
+                    true,
+                ));
+            }
+            passes.push((base, !has_range));
+            for (filter, in_range) in passes {
+                for kind in [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue] {
+                    for h in vectors
+                        .search(kind, qv, &filter, pool, false)
+                        .map_err(backend)?
+                    {
+                        if h.score < t.min_dense {
+                            continue;
+                        }
+                        let key = (ci, h.owner);
+                        let e = found.dense.entry(key.clone()).or_insert(f32::MIN);
+                        if h.score > *e {
+                            *e = h.score;
+                            if kind == VectorKind::Chunk {
+                                found.best_chunk.insert(key.clone(), h.ord);
+                            }
+                        }
+                        found.dense_in_range.entry(key).or_insert(in_range);
+                    }
+                }
+            }
+        }
+        // A corpus with its own test: dense candidates it does not keep go before fusion
+        // (their metadata is read later; the test needs it, so read it now).
+        let drop: Vec<Key> = found
+            .dense
+            .keys()
+            .filter(|k| {
+                let c = &self.corpora[k.0];
+                c.keep.is_some() && !found.meta.contains_key(*k)
+            })
+            .filter(|k| {
+                let c = &self.corpora[k.0];
+                !c.text
+                    .record_chunk(&k.1, None)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|h| c.keep.as_ref().is_none_or(|keep| keep(&h)))
+            })
+            .cloned()
+            .collect();
+        for k in drop {
+            found.dense.remove(&k);
+        }
+        Ok(found)
+    }
+
+    /// What the cross-encoder reads for a hit of a corpus without a store: the whole chunk
+    /// its passage comes from, from that corpus's index.
+    fn passage_of(&self, h: &Hit) -> String {
+        self.corpora
+            .get(h.corpus)
+            .and_then(|c| {
+                c.text
+                    .record_chunk(&h.hit.record_id, Some(h.hit.chunk))
+                    .ok()
+            })
+            .flatten()
+            .map(|c| c.passage)
+            .unwrap_or_else(|| h.hit.passage.clone())
+            .chars()
+            .take(RERANK_CHARS)
+            .collect()
+    }
+}
+
+fn rerank_scores(r: &dyn Reranker, query: &str, passages: &[String]) -> Result<Vec<f32>, String> {
+    let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+    let scores = r.score(query, &refs).map_err(|e| e.message)?;
+    if scores.len() != passages.len() {
+        return Err(format!(
+            "the cross-encoder returned {} scores for {} passages",
+            scores.len(),
+            passages.len()
+        ));
+    }
+    Ok(scores)
+}
+
+/// Orders the first `scores.len()` hits by the cross-encoder (in range first still).
+fn apply_rerank(hits: &mut [Hit], scores: &[f32]) {
+    let n = scores.len().min(hits.len());
+    for (h, s) in hits[..n].iter_mut().zip(scores) {
+        h.rerank = Some(*s);
+    }
+    hits[..n].sort_by(|a, b| {
+        b.hit.in_range.cmp(&a.hit.in_range).then(
+            b.rerank
+                .unwrap_or(f32::MIN)
+                .total_cmp(&a.rerank.unwrap_or(f32::MIN)),
+        )
+    });
+}

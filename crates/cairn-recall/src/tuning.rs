@@ -1,0 +1,62 @@
+//! The retriever's parameters. [`Tuning::default`] is what search uses; every value was
+//! chosen on the LoCoMo dev conversations (see the experiment log in the README), never on
+//! the questions Cairn is checked on.
+use crate::fuse::Fusion;
+
+/// How the retriever finds and scores candidates.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tuning {
+    /// How the keyword and dense lists are fused.
+    pub fusion: Fusion,
+    /// The dense side's weight in the fusion (keywords get the rest).
+    pub dense_weight: f32,
+    /// The `k` of reciprocal-rank fusion.
+    pub rrf_k: f32,
+    /// Candidates each side (keyword, and each kind of vector) brings.
+    pub pool: usize,
+    /// Dense candidates less similar than this are noise, not matches.
+    pub min_dense: f32,
+    /// How much of the score of the records just before and after a record (in its
+    /// session) it gets: a turn is scored on its small window of the conversation.
+    pub neighbour_weight: f32,
+    /// How much of its session's best score a record gets (the session as a unit).
+    pub session_weight: f32,
+    /// The best this many candidates bring their neighbours in as candidates too.
+    pub expand: usize,
+    /// How much a record gains when the query's dates (a month, a year, a day) contain it.
+    pub date_weight: f32,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            fusion: Fusion::Weighted,
+            dense_weight: 0.5,
+            rrf_k: 60.0,
+            pool: 100,
+            min_dense: 0.2,
+            neighbour_weight: 0.3,
+            session_weight: 0.2,
+            expand: 30,
+            date_weight: 0.2,
+        }
+    }
+}
+
+impl Tuning {
+    /// Plain hybrid search: each record alone, fused 0.7 dense / 0.3 keyword (what search
+    /// did before the retriever had neighbours, sessions and dates).
+    pub fn plain() -> Self {
+        Self {
+            fusion: Fusion::Weighted,
+            dense_weight: 0.7,
+            pool: 60,
+            neighbour_weight: 0.0,
+            session_weight: 0.0,
+            expand: 0,
+            date_weight: 0.0,
+            ..Self::default()
+        }
+    }
+}

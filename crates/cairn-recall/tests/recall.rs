@@ -1,0 +1,452 @@
+//! The retriever over a real store and keyword index (and the exact vector index): one list
+//! across corpora, the re-ranker's order, neighbours, sessions, dates, authors, and hits
+//! whose text comes from the store.
+use std::sync::{Arc, Mutex};
+
+use cairn_core::ports::{BackendError, Embedder, Reranker, VectorIndex, VectorPoint};
+use cairn_core::{Chunk, NewRecord, Outcome, RecordId, VectorKind};
+use cairn_index::{TextHit, TextIndex, TextQuery};
+use cairn_recall::{Corpus, Hit, Query, Retriever, SearchMode, Tuning};
+use cairn_store::Store;
+
+/// One turn to remember.
+struct Turn<'a> {
+    id: &'a str,
+    session: &'a str,
+    /// Seconds after the first turn.
+    at: i64,
+    author: Option<&'a str>,
+    chunks: &'a [&'a str],
+}
+
+fn turn<'a>(id: &'a str, session: &'a str, at: i64, chunks: &'a [&'a str]) -> Turn<'a> {
+    Turn {
+        id,
+        session,
+        at,
+        author: None,
+        chunks,
+    }
+}
+
+const T0: i64 = 1_683_500_000; // 7 May 2023
+
+fn record(t: &Turn<'_>) -> (NewRecord, Vec<Chunk>) {
+    let rid = RecordId::new(t.id.to_owned());
+    let text = t.chunks.join("\n");
+    let chunks = if t.chunks.len() > 1 {
+        let mut start = 0;
+        t.chunks
+            .iter()
+            .enumerate()
+            .map(|(ord, c)| {
+                let out = Chunk {
+                    record_id: rid.clone(),
+                    ord: ord as u32,
+                    start,
+                    text: (*c).to_owned(),
+                };
+                start += c.len() as u32 + 1;
+                out
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (
+        NewRecord {
+            id: rid,
+            framework: "codex".into(),
+            session_id: t.session.to_owned(),
+            project: Some("github.com/acme/shop".into()),
+            cwd: None,
+            model: None,
+            outcome: Outcome::Success,
+            started_at: chrono::DateTime::from_timestamp(T0 + t.at, 0).unwrap(),
+            ended_at: None,
+            request: t.chunks[0].to_owned(),
+            author: t.author.map(str::to_owned),
+            text,
+            content: serde_json::json!({}),
+            source: None,
+        },
+        chunks,
+    )
+}
+
+struct Memory {
+    _dir: tempfile::TempDir,
+    store: Store,
+    text: Arc<TextIndex>,
+}
+
+async fn remember(turns: &[Turn<'_>]) -> Memory {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let batch: Vec<_> = turns.iter().map(record).collect();
+    store.append_records(&batch).await.unwrap();
+    let text = Arc::new(TextIndex::open(&dir.path().join("text")).unwrap());
+    text.sync(&store).await.unwrap();
+    Memory {
+        _dir: dir,
+        store,
+        text,
+    }
+}
+
+fn records(m: &Memory) -> Corpus {
+    Corpus {
+        text: m.text.clone(),
+        vectors: None,
+        keep: None,
+        store: Some(m.store.clone()),
+    }
+}
+
+fn retriever(corpora: Vec<Corpus>, reranker: Option<Arc<dyn Reranker>>) -> Retriever {
+    Retriever {
+        corpora,
+        embedder: None,
+        reranker,
+        tuning: Tuning::default(),
+    }
+}
+
+fn query(text: &str, mode: SearchMode, rerank: bool) -> Query {
+    Query {
+        text: TextQuery::new(text, 10),
+        mode,
+        rerank,
+        now: chrono::DateTime::from_timestamp(T0 + 86_400 * 30, 0).unwrap(),
+    }
+}
+
+fn ids(hits: &[Hit]) -> Vec<String> {
+    hits.iter().map(|h| h.hit.record_id.clone()).collect()
+}
+
+/// Remembers what it was asked to score; scores by position (reversed when asked).
+struct Recording {
+    seen: Mutex<Vec<String>>,
+    reverse: bool,
+}
+
+impl Recording {
+    fn new(reverse: bool) -> Arc<Self> {
+        Arc::new(Self {
+            seen: Mutex::new(Vec::new()),
+            reverse,
+        })
+    }
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Reranker for Recording {
+    fn model_id(&self) -> &str {
+        "recording"
+    }
+    fn score(&self, _query: &str, passages: &[&str]) -> Result<Vec<f32>, BackendError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .extend(passages.iter().map(|p| (*p).to_owned()));
+        Ok((0..passages.len())
+            .map(|i| if self.reverse { i as f32 } else { -(i as f32) })
+            .collect())
+    }
+}
+
+/// A bag-of-words embedder over a tiny vocabulary: texts sharing words are similar.
+struct Words;
+const VOCAB: [&str; 8] = [
+    "deploy", "cache", "stale", "weather", "coffee", "naming", "lunch", "hiking",
+];
+impl Embedder for Words {
+    fn model_id(&self) -> &str {
+        "words"
+    }
+    fn dim(&self) -> usize {
+        VOCAB.len() + 1
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, BackendError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let mut v: Vec<f32> = VOCAB
+                    .iter()
+                    .map(|w| t.matches(w).count() as f32)
+                    .collect();
+                v.push(0.1);
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.into_iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+}
+
+const FIRST: &str = "opening remarks about the weather and lunch plans";
+const MATCHED: &str = "the zanzibar deploy failed because the cache key was stale";
+const LAST: &str = "closing thoughts on naming and coffee";
+
+#[tokio::test]
+async fn the_reranker_reads_the_chunk_that_matched_read_from_the_store() {
+    let m = remember(&[turn("r_multi", "s1", 0, &[FIRST, MATCHED, LAST])]).await;
+    let r = Recording::new(false);
+    let (hits, notes) = retriever(vec![records(&m)], Some(r.clone()))
+        .search(&query("zanzibar", SearchMode::Bm25, true))
+        .await
+        .unwrap();
+    assert_eq!(ids(&hits), ["r_multi"]);
+    assert_eq!(hits[0].hit.chunk, 1);
+    assert_eq!(hits[0].hit.framework, "codex");
+    assert!(notes.reranked);
+    assert_eq!(r.seen(), vec![MATCHED.to_owned()], "the whole matched chunk");
+}
+
+#[tokio::test]
+async fn a_dense_only_hit_gets_its_best_chunk_from_the_store() {
+    let m = remember(&[
+        turn("r_multi", "s1", 0, &[FIRST, LAST, MATCHED]),
+        turn("r_other", "s2", 0, &["hiking hiking in the hills"]),
+    ])
+    .await;
+    let index = Arc::new(cairn_vectors::MemoryIndex::new());
+    index.ensure(Words.dim()).unwrap();
+    let pieces = [(0u32, FIRST), (1, LAST), (2, MATCHED)];
+    let vs = Words
+        .embed(&pieces.iter().map(|(_, t)| *t).collect::<Vec<_>>())
+        .unwrap();
+    let points: Vec<VectorPoint> = pieces
+        .iter()
+        .zip(vs)
+        .map(|((ord, _), v)| VectorPoint {
+            owner: "r_multi".into(),
+            vector_kind: VectorKind::Chunk,
+            ord: *ord,
+            vector: v,
+            payload: Default::default(),
+        })
+        .collect();
+    index.upsert(&points).unwrap();
+    let r = Recording::new(false);
+    let corpus = Corpus {
+        vectors: Some(index as Arc<dyn VectorIndex>),
+        ..records(&m)
+    };
+    let (hits, notes) = Retriever {
+        embedder: Some(Arc::new(Words)),
+        ..retriever(vec![corpus], Some(r.clone()))
+    }
+    .search(&query("deploying caches staleness", SearchMode::Hybrid, true))
+    .await
+    .unwrap();
+    assert_eq!(ids(&hits), ["r_multi"]);
+    assert_eq!(hits[0].hit.chunk, 2);
+    assert_eq!(hits[0].hit.passage, MATCHED);
+    assert!(hits[0].keyword.is_none() && hits[0].dense.is_some());
+    assert!(notes.reranked);
+    assert_eq!(r.seen(), vec![MATCHED.to_owned()]);
+}
+
+#[tokio::test]
+async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
+    let m = remember(&[
+        turn("r_1", "s1", 0, &["kestrel kestrel kestrel migration"]),
+        turn("r_2", "s2", 0, &["kestrel migration notes from monday"]),
+        turn(
+            "r_3",
+            "s3",
+            0,
+            &["a long unrelated discussion that mentions kestrel once among many other words"],
+        ),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let notes_store = Store::open(&dir.path().join("n.db")).await.unwrap();
+    notes_store
+        .append_records(&[
+            record(&turn("n_1", "notes", 0, &["kestrel kestrel runbook"])),
+            record(&turn(
+                "n_2",
+                "notes",
+                1,
+                &["the kestrel of other matters and other words entirely"],
+            )),
+        ])
+        .await
+        .unwrap();
+    let notes_index = Arc::new(TextIndex::in_memory().unwrap());
+    notes_index.sync(&notes_store).await.unwrap();
+    let corpora = vec![
+        records(&m),
+        Corpus {
+            text: notes_index,
+            vectors: None,
+            keep: Some(Arc::new(|_: &TextHit| true)),
+            store: None,
+        },
+    ];
+    let q = query("kestrel", SearchMode::Bm25, true);
+    let (fused, notes) = retriever(corpora.clone(), None)
+        .search(&q)
+        .await
+        .unwrap();
+    assert!(!notes.reranked);
+    assert!(notes.degraded.iter().any(|d| d.contains("not re-ranked")));
+    assert_eq!(fused.len(), 5);
+    for h in &fused {
+        assert_eq!(
+            h.corpus,
+            usize::from(h.hit.record_id.starts_with("n_")),
+            "{}",
+            h.hit.record_id
+        );
+    }
+    let kinds: String = fused
+        .iter()
+        .map(|h| if h.corpus == 0 { 'r' } else { 'n' })
+        .collect();
+    assert!(kinds.contains("rn") || kinds.contains("nr"), "{kinds}");
+    let reverse = Recording::new(true);
+    let (reranked, notes) = retriever(corpora.clone(), Some(reverse.clone()))
+        .search(&q)
+        .await
+        .unwrap();
+    assert!(notes.reranked);
+    let mut want = ids(&fused);
+    want.reverse();
+    assert_eq!(ids(&reranked), want, "the cross-encoder's order is the answer");
+    assert_eq!(reverse.seen().len(), 5, "re-ranked once, over both corpora");
+    let (unranked, notes) = retriever(corpora, Some(reverse))
+        .search(&query("kestrel", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    assert!(!notes.reranked);
+    assert_eq!(ids(&unranked), ids(&fused));
+}
+
+#[tokio::test]
+async fn a_keep_test_drops_candidates_and_a_failing_reranker_keeps_the_fused_order() {
+    let m = remember(&[
+        turn("r_1", "s1", 0, &["osprey nest"]),
+        turn("r_2", "s2", 0, &["osprey osprey flight"]),
+    ])
+    .await;
+    let keep_first = Corpus {
+        keep: Some(Arc::new(|h: &TextHit| h.record_id == "r_1")),
+        ..records(&m)
+    };
+    let (hits, _) = retriever(vec![keep_first], None)
+        .search(&query("osprey", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    assert_eq!(ids(&hits), ["r_1"]);
+
+    struct Failing;
+    impl Reranker for Failing {
+        fn model_id(&self) -> &str {
+            "failing"
+        }
+        fn score(&self, _q: &str, _p: &[&str]) -> Result<Vec<f32>, BackendError> {
+            Err(BackendError::new(
+                cairn_core::ports::BackendErrorKind::Unavailable,
+                "the model file is gone",
+            ))
+        }
+    }
+    let (plain, _) = retriever(vec![records(&m)], None)
+        .search(&query("osprey", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    let (hits, notes) = retriever(vec![records(&m)], Some(Arc::new(Failing)))
+        .search(&query("osprey", SearchMode::Bm25, true))
+        .await
+        .unwrap();
+    assert!(!notes.reranked);
+    assert!(
+        notes
+            .degraded
+            .iter()
+            .any(|d| d.contains("the model file is gone")),
+        "{notes:?}"
+    );
+    assert_eq!(ids(&hits), ids(&plain));
+}
+
+#[tokio::test]
+async fn a_turn_is_found_through_its_neighbour_and_scored_with_its_session() {
+    // The answer shares no word with the question; the turn before it does.
+    let m = remember(&[
+        turn("a1", "trip", 0, &["how was the walrus festival last weekend"]),
+        turn("a2", "trip", 1, &["wonderful, I finally saw the northern lights"]),
+        turn("b1", "other", 0, &["bought groceries and cleaned the garage"]),
+        turn("b2", "other", 1, &["nothing else happened this week"]),
+    ])
+    .await;
+    let q = query("walrus festival", SearchMode::Bm25, false);
+    let (alone, _) = Retriever {
+        tuning: Tuning::plain(),
+        ..retriever(vec![records(&m)], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    assert_eq!(ids(&alone), ["a1"], "keywords alone find only the question");
+    let (hits, _) = retriever(vec![records(&m)], None)
+        .search(&q)
+        .await
+        .unwrap();
+    assert_eq!(ids(&hits), ["a1", "a2"], "its neighbour comes with it");
+    assert!(hits[1].keyword.is_none());
+    assert_eq!(hits[1].hit.passage, "wonderful, I finally saw the northern lights");
+    assert_eq!(hits[1].hit.session_id, "trip");
+}
+
+#[tokio::test]
+async fn the_author_and_a_date_in_the_query_lift_the_right_turns() {
+    let m = remember(&[
+        Turn {
+            author: Some("Caroline"),
+            ..turn("c1", "s1", 0, &["I went to a pottery class"])
+        },
+        Turn {
+            author: Some("Melanie"),
+            ..turn("m1", "s2", 0, &["I went to a pottery class too"])
+        },
+        // Two months later.
+        Turn {
+            author: Some("Melanie"),
+            ..turn("m2", "s3", 86_400 * 60, &["another pottery class"])
+        },
+    ])
+    .await;
+    let (hits, _) = retriever(vec![records(&m)], None)
+        .search(&query("What did Caroline do at the pottery class?", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    assert_eq!(hits[0].hit.record_id, "c1", "{:?}", ids(&hits));
+    let (hits, _) = retriever(vec![records(&m)], None)
+        .search(&query("pottery class in July 2023", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    assert_eq!(hits[0].hit.record_id, "m2", "{:?}", ids(&hits));
+}
+
+#[tokio::test]
+async fn a_record_gone_from_the_store_is_never_a_hit() {
+    let m = remember(&[
+        turn("r_1", "s1", 0, &["pelican pelican"]),
+        turn("r_2", "s2", 0, &["pelican"]),
+    ])
+    .await;
+    // The keyword index still has both; the store forgets them (Clear).
+    m.store.clear(false).await.unwrap();
+    let (hits, _) = retriever(vec![records(&m)], None)
+        .search(&query("pelican", SearchMode::Bm25, false))
+        .await
+        .unwrap();
+    assert!(hits.is_empty(), "{:?}", ids(&hits));
+}
