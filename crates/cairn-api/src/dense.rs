@@ -48,7 +48,7 @@ impl Dense {
     /// The id stored with every vector: the model's and the recipe of what it read
     /// ([`cairn_index::unit::RECIPE`]). A change of either re-embeds from the log.
     pub fn vectors_id(&self) -> String {
-        format!("{}+{}", self.embedder.model_id(), cairn_index::unit::RECIPE)
+        cairn_index::unit::vectors_id(self.embedder.model_id())
     }
 }
 
@@ -172,27 +172,41 @@ impl Dense {
         let mut replaced: Vec<String> = Vec::new();
         let mut stored = Vec::new();
         let mut points = Vec::new();
-        let mut to_embed: Vec<(&Record, u32, String)> = Vec::new();
+        let mut to_embed: Vec<(&Record, VectorKind, u32, String)> = Vec::new();
         for (rec, chunks) in &page {
             if newest.get(rec.record.id.as_str()) != Some(&rec.seq) {
                 continue;
             }
-            // What the embedder reads: the piece after its author and date (`unit`).
-            let pieces: Vec<String> = if chunks.is_empty() {
-                vec![cairn_index::unit::embed_text(&rec.record, &rec.record.text)]
+            // What the embedder reads (`unit`): each piece after its author.
+            let pieces: Vec<(VectorKind, u32, String)> = if chunks.is_empty() {
+                vec![(
+                    VectorKind::Chunk,
+                    0,
+                    cairn_index::unit::embed_text(&rec.record, &rec.record.text),
+                )]
             } else {
                 chunks
                     .iter()
-                    .map(|c| cairn_index::unit::embed_text(&rec.record, &c.text))
+                    .map(|c| {
+                        (
+                            VectorKind::Chunk,
+                            c.ord,
+                            cairn_index::unit::embed_text(&rec.record, &c.text),
+                        )
+                    })
                     .collect()
             };
             let owner = rec.record.id.to_string();
             // Vectors this model made for this very revision are reused (a refill after
             // the index was lost, or a crash after the store but before the index).
             let have = store.vectors_since(&owner, &model, rec.captured_at).await?;
+            let want: std::collections::BTreeSet<(&str, u32)> =
+                pieces.iter().map(|(k, o, _)| (k.as_str(), *o)).collect();
+            let got: std::collections::BTreeSet<(&str, u32)> =
+                have.iter().map(|v| (v.kind.as_str(), v.ord)).collect();
             if have.len() == pieces.len()
+                && want == got
                 && have.iter().all(|v| v.vector.len() == dim)
-                && have.iter().enumerate().all(|(i, v)| v.ord as usize == i)
             {
                 for v in have {
                     points.push(VectorPoint {
@@ -207,30 +221,30 @@ impl Dense {
                 continue;
             }
             replaced.push(owner);
-            for (ord, text) in pieces.into_iter().enumerate() {
-                to_embed.push((rec, u32::try_from(ord).unwrap_or(u32::MAX), text));
+            for (kind, ord, text) in pieces {
+                to_embed.push((rec, kind, ord, text));
             }
         }
         if !to_embed.is_empty() {
             let embedder = self.embedder.clone();
-            let texts: Vec<String> = to_embed.iter().map(|(_, _, t)| t.clone()).collect();
+            let texts: Vec<String> = to_embed.iter().map(|(_, _, _, t)| t.clone()).collect();
             let vectors = blocking(move || {
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 embedder.embed(&refs)
             })
             .await?
             .map_err(backend_err)?;
-            for ((rec, ord, _), vector) in to_embed.into_iter().zip(vectors) {
+            for ((rec, kind, ord, _), vector) in to_embed.into_iter().zip(vectors) {
                 stored.push(StoredVector {
                     owner: rec.record.id.to_string(),
-                    kind: VectorKind::Chunk,
+                    kind,
                     ord,
                     model: model.clone(),
                     vector: vector.clone(),
                 });
                 points.push(VectorPoint {
                     owner: rec.record.id.to_string(),
-                    vector_kind: VectorKind::Chunk,
+                    vector_kind: kind,
                     ord,
                     vector,
                     payload: payload(rec),
@@ -246,9 +260,13 @@ impl Dense {
             .filter(|o| fresh.contains(o.as_str()))
             .cloned()
             .collect();
-        store
-            .replace_vectors(&owners, &model, VectorKind::Chunk, &stored)
-            .await?;
+        for kind in [VectorKind::Chunk, VectorKind::Summary] {
+            let of_kind: Vec<StoredVector> =
+                stored.iter().filter(|v| v.kind == kind).cloned().collect();
+            store
+                .replace_vectors(&owners, &model, kind, &of_kind)
+                .await?;
+        }
         let index = self.index.clone();
         blocking(
             move || -> std::result::Result<(), cairn_core::ports::BackendError> {

@@ -13,8 +13,8 @@ use cairn_core::api::{
 use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{ErrorCode, NewRecord, Outcome, Record, RecordId, VectorKind};
 use cairn_index::{TextIndex, TextQuery};
-use cairn_recall::SearchMode;
 use cairn_notes::{Caller, Notes};
+use cairn_recall::SearchMode;
 
 use crate::{ApiError, Result, Service};
 
@@ -263,9 +263,7 @@ impl Service {
         let Some((index, corpus)) = self.notes_corpus(q.project.clone()).await? else {
             return Ok(Vec::new());
         };
-        let (hits, _) = self
-            .retrieve(vec![corpus], q.clone(), mode, rerank)
-            .await?;
+        let (hits, _) = self.retrieve(vec![corpus], q.clone(), mode, rerank).await?;
         Ok(hits
             .into_iter()
             .filter_map(|h| index.note_hit(h.hit))

@@ -818,6 +818,7 @@ impl Service {
                 .transpose()?,
             exclude_session: req.exclude_session.clone(),
             limit: req.limit.unwrap_or(20).clamp(1, 200) as usize,
+            context_boost: None,
         };
         let kinds: Vec<String> = match &req.kinds {
             Some(k) if !k.is_empty() => k.iter().map(|k| k.trim().to_lowercase()).collect(),

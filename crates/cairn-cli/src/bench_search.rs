@@ -17,8 +17,8 @@ use anyhow::Context;
 use cairn_core::VectorKind;
 use cairn_core::ports::{Embedder, PointPayload, VectorFilter, VectorIndex, VectorPoint};
 use cairn_index::{TextIndex, TextQuery};
-use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_models::BertEmbedder;
+use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
 use cairn_vectors::EmbeddedIndex;
 use cairn_vectors::synthetic::Gen;
@@ -107,6 +107,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| temp.path().join("bench"));
     fs_err::create_dir_all(&dir)?;
+    // The store keeps every vector under the embedder's id, as the service does (the
+    // retriever reads neighbours' vectors from it).
+    let model_id = cairn_index::unit::vectors_id(cairn_core::ports::Embedder::model_id(
+        &BertEmbedder::load(&embedder)?,
+    ));
     let mut rng = Lcg(7);
     let mut vecs = Gen::low_rank(1, DIM);
     let mut have = 0usize;
@@ -160,6 +165,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 records.push((r, Vec::new()));
             }
             store.append_records(&records).await?;
+            let kept: Vec<cairn_store::StoredVector> = points
+                .iter()
+                .map(|p| cairn_store::StoredVector {
+                    owner: p.owner.clone(),
+                    kind: p.vector_kind,
+                    ord: p.ord,
+                    model: model_id.clone(),
+                    vector: p.vector.clone(),
+                })
+                .collect();
+            store.put_vectors(&kept).await?;
             vectors
                 .upsert(&points)
                 .map_err(|e| anyhow::anyhow!("{}", e.message))?;

@@ -534,11 +534,6 @@ pub async fn run_locomo(
     for w in &warnings {
         eprintln!("note: {w}");
     }
-    let models = Models {
-        embedder,
-        reranker,
-    };
-    locomo(file, audit, json, &models, setups)
-        .await
-        .map(|_| ())
+    let models = Models { embedder, reranker };
+    locomo(file, audit, json, &models, setups).await.map(|_| ())
 }

@@ -493,8 +493,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 json,
                 &tunings,
             )
-                .await
-                .map_err(Failure::from),
+            .await
+            .map_err(Failure::from),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {

@@ -92,6 +92,50 @@ fn reports_recall_per_category_with_raw_and_audited_evidence() {
     // Category 5 is reported apart and not in "all".
     assert_eq!(row("bm25", 10, "5", "raw")["n"], 1);
     assert_eq!(row("bm25", 10, "all", "raw")["n"], 3);
+    // The retriever as search uses it is reported as `cairn` (it needs the embedder, which
+    // the tests have), with the latency of its searches.
+    let cairn = row("cairn", 10, "all", "audited");
+    let (p50, p95) = (
+        cairn["p50_ms"].as_f64().unwrap(),
+        cairn["p95_ms"].as_f64().unwrap(),
+    );
+    assert!(p50 > 0.0 && p95 >= p50, "{cairn}");
+    assert_eq!(row("cairn", 5, "1", "raw")["recall_all"], 1.0, "{rows:?}");
+}
+
+#[test]
+fn tuning_experiments_replace_the_default_setups_and_a_bad_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (f, _) = file(dir.path());
+    let run = |tuning: &str| {
+        Command::new(BIN)
+            .env("CAIRN_HOME", dir.path().join("home"))
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .args(["eval", "locomo", f.to_str().unwrap(), "--json"])
+            .args(["--tuning", tuning])
+            .output()
+            .unwrap()
+    };
+    let out = run(r#"{"mode":"bm25","neighbour_weight":0.5}"#);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r["mode"] == r#"tune {"mode":"bm25","neighbour_weight":0.5}"#),
+        "{rows:?}"
+    );
+    let out = run(r#"{"neighbor_weight":0.5}"#);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a field of the retriever's tuning") && err.contains("neighbor_weight"),
+        "{err}"
+    );
 }
 
 #[test]

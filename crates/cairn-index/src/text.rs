@@ -13,16 +13,18 @@ use tantivy::schema::{
 };
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, TokenStream,
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+    TextAnalyzer, TokenStream,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, doc};
 
 /// The schema's version: a change makes [`TextIndex::open`] start a fresh index, which
 /// [`TextIndex::sync`] then fills from the store.
-const SCHEMA_VERSION: &str = "text-2";
+const SCHEMA_VERSION: &str = "text-3";
 /// How much a match in a unit's context (author, date, framework, project) counts against a
 /// match in its own words.
 pub const CONTEXT_BOOST: f32 = 1.0;
+
 const TOKENIZER: &str = "cairn";
 const WRITER_MEMORY: usize = 50_000_000;
 const PASSAGE_CHARS: usize = 240;
@@ -62,6 +64,8 @@ pub struct TextQuery {
     pub exclude_session: Option<String>,
     /// At most this many records.
     pub limit: usize,
+    /// How much a match in a unit's context counts (`None`: [`CONTEXT_BOOST`]).
+    pub context_boost: Option<f32>,
 }
 
 impl TextQuery {
@@ -156,6 +160,8 @@ fn register_tokenizer(index: &Index) {
         .filter(RemoveLongFilter::limit(64))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
+        // "deploys", "deployed" and "deploying" find "deploy" (English stemming).
+        .filter(Stemmer::new(Language::English))
         .build();
     index.tokenizers().register(TOKENIZER, analyzer);
 }
@@ -342,8 +348,14 @@ impl TextIndex {
             return Err(Error::Query("the query is empty".into()));
         }
         let searcher = self.reader.searcher();
-        let mut parser = QueryParser::for_index(&self.index, vec![self.f.text, self.f.context]);
-        parser.set_field_boost(self.f.context, CONTEXT_BOOST);
+        // A field with no weight is not searched at all (a zero boost would still match).
+        let context = q.context_boost.unwrap_or(CONTEXT_BOOST);
+        let mut fields = vec![self.f.text];
+        if context > 0.0 {
+            fields.push(self.f.context);
+        }
+        let mut parser = QueryParser::for_index(&self.index, fields);
+        parser.set_field_boost(self.f.context, context);
         let (words, _errors) = parser.parse_query_lenient(text);
         let f = self.f;
         let mut filters: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, words.box_clone())];

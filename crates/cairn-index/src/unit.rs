@@ -7,7 +7,7 @@ use cairn_core::NewRecord;
 
 /// The version of what the embedder reads for a unit ([`embed_text`]): stored with every
 /// vector beside the model's id, so a change re-embeds everything from the log.
-pub const RECIPE: &str = "unit-2";
+pub const RECIPE: &str = "unit-3";
 
 /// The date in words, as people ask about it: `8 May 2023`.
 pub fn date_words(rec: &NewRecord) -> String {
@@ -37,13 +37,20 @@ pub fn context(rec: &NewRecord) -> String {
     parts.join(" · ")
 }
 
-/// What the embedder reads for one piece of a record: its author and date, then the piece
-/// (`Caroline, 8 May 2023: …`).
+/// What the embedder reads for one piece of a record: its author, when the source names
+/// one, then the piece (`Caroline: …`). Dates are left to the keyword side and to the
+/// retriever's date understanding: in the embedded text they made dense search worse.
 pub fn embed_text(rec: &NewRecord, piece: &str) -> String {
     match rec.author.as_deref().filter(|a| !a.trim().is_empty()) {
-        Some(a) => format!("{}, {}: {piece}", a.trim(), date_words(rec)),
-        None => format!("{}: {piece}", date_words(rec)),
+        Some(a) => format!("{}: {piece}", a.trim()),
+        None => piece.to_owned(),
     }
+}
+
+/// The id stored with every vector: the embedding model's and [`RECIPE`]. A change of
+/// either re-embeds from the log.
+pub fn vectors_id(model_id: &str) -> String {
+    format!("{model_id}+{RECIPE}")
 }
 
 #[cfg(test)]
@@ -78,8 +85,8 @@ mod tests {
         assert_eq!(context(&rec(None, None)), "8 May 2023 · codex");
         assert_eq!(
             embed_text(&rec(Some("Caroline"), None), "I went hiking"),
-            "Caroline, 8 May 2023: I went hiking"
+            "Caroline: I went hiking"
         );
-        assert_eq!(embed_text(&rec(None, None), "fix it"), "8 May 2023: fix it");
+        assert_eq!(embed_text(&rec(None, None), "fix it"), "fix it");
     }
 }

@@ -183,3 +183,52 @@ async fn clear_leaves_no_indexed_text_on_disk() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_unit_carries_its_author_and_date_and_words_are_stemmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let at = |s: i64| chrono::DateTime::from_timestamp(1_683_500_000 + s, 0).unwrap();
+    let turn = |i: usize, author: &str, secs: i64, text: &str| {
+        let (mut r, _) = record(i, "locomo", "conv-1", 0, text);
+        r.session_id = "session-1".into();
+        r.author = Some(author.into());
+        r.started_at = at(secs);
+        (r, Vec::new())
+    };
+    store
+        .append_records(&[
+            turn(1, "Caroline", 0, "How did the walrus festival go?"),
+            turn(2, "Melanie", 1, "Wonderful, we stayed until sunrise."),
+            turn(
+                3,
+                "Melanie",
+                86_400 * 40,
+                "I am painting a lake these days.",
+            ),
+        ])
+        .await
+        .unwrap();
+    let index = TextIndex::open(&dir.path().join("text")).unwrap();
+    index.sync(&store).await.unwrap();
+    let ids = |q: TextQuery| -> Vec<String> {
+        index
+            .search(&q)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.record_id)
+            .collect()
+    };
+    let id = |i: usize| RecordId::derive("locomo", "s1", &i.to_string()).to_string();
+    // The author is found by name, the date by its month; a zero boost leaves the context
+    // out.
+    assert_eq!(ids(TextQuery::new("Caroline", 5)), [id(1)]);
+    assert_eq!(ids(TextQuery::new("June", 5)), [id(3)]);
+    let no_context = TextQuery {
+        context_boost: Some(0.0),
+        ..TextQuery::new("Caroline", 5)
+    };
+    assert!(ids(no_context).is_empty());
+    // "paintings" finds "painting" (stemming).
+    assert_eq!(ids(TextQuery::new("paintings", 5)), [id(3)]);
+}

@@ -145,6 +145,8 @@ struct Found {
     best_chunk: HashMap<Key, u32>,
     meta: HashMap<Key, TextHit>,
     dense_in_range: HashMap<Key, bool>,
+    /// The query's embedding, when the dense side ran.
+    qv: Option<Vec<f32>>,
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
@@ -223,22 +225,32 @@ impl Retriever {
             SearchMode::Dense => 1.0,
             SearchMode::Hybrid => t.dense_weight,
         };
-        let base: HashMap<Key, f32> = fuse(&found.dense, &found.keyword, w, t.fusion, t.rrf_k)
+        let mut base: HashMap<Key, f32> = fuse(&found.dense, &found.keyword, w, t.fusion, t.rrf_k)
             .into_iter()
             .collect();
         // The best candidates bring their neighbours: a turn that answers may share no word
-        // with the question while the turn before it does.
+        // with the question while the turn before it does. Each of them, and each neighbour,
+        // gets its own similarity to the query from its stored vectors when the dense side
+        // did not return it, so a window is scored on all of its turns.
         if t.neighbour_weight > 0.0 && t.expand > 0 {
             let mut order: Vec<(&Key, &f32)> = base.iter().collect();
             order.sort_by(|a, b| b.1.total_cmp(a.1).then_with(|| a.0.cmp(b.0)));
+            let top: Vec<Key> = order
+                .into_iter()
+                .take(t.expand)
+                .map(|(k, _)| k.clone())
+                .collect();
             let mut extra: HashMap<usize, HashSet<String>> = HashMap::new();
-            for (key, _) in order.into_iter().take(t.expand) {
+            let mut window: HashSet<Key> = HashSet::new();
+            for key in &top {
                 if let Some(p) = places.get(key) {
+                    window.insert(key.clone());
                     for n in [&p.prev, &p.next].into_iter().flatten() {
                         let nk = (key.0, n.clone());
                         if !places.contains_key(&nk) {
                             extra.entry(key.0).or_default().insert(n.clone());
                         }
+                        window.insert(nk);
                     }
                 }
             }
@@ -250,6 +262,42 @@ impl Retriever {
                     }
                 }
             }
+            if let (Some(qv), Some(e)) = (&found.qv, &self.embedder)
+                && mode != SearchMode::Bm25
+            {
+                let model = cairn_index::unit::vectors_id(e.model_id());
+                let mut missing: HashMap<usize, Vec<String>> = HashMap::new();
+                for k in &window {
+                    if !found.dense.contains_key(k) && places.contains_key(k) {
+                        missing.entry(k.0).or_default().push(k.1.clone());
+                    }
+                }
+                for (ci, ids) in missing {
+                    let Some(store) = &self.corpora[ci].store else {
+                        continue;
+                    };
+                    for v in store.vectors_of_many(&ids, &model).await? {
+                        if v.vector.len() != qv.len() {
+                            continue;
+                        }
+                        let sim: f32 = v.vector.iter().zip(qv).map(|(a, b)| a * b).sum();
+                        if sim < t.min_dense {
+                            continue;
+                        }
+                        let key = (ci, v.owner);
+                        let e = found.dense.entry(key.clone()).or_insert(f32::MIN);
+                        if sim > *e {
+                            *e = sim;
+                            if v.kind == VectorKind::Chunk {
+                                found.best_chunk.insert(key, v.ord);
+                            }
+                        }
+                    }
+                }
+                base = fuse(&found.dense, &found.keyword, w, t.fusion, t.rrf_k)
+                    .into_iter()
+                    .collect();
+            }
         }
         // Scores: the record's own, plus its neighbours', plus its session's best, plus a
         // date the query names.
@@ -258,13 +306,26 @@ impl Retriever {
         } else {
             Vec::new()
         };
-        let mut session_best: HashMap<(usize, &str, &str), f32> = HashMap::new();
+        let mut per_session: HashMap<(usize, &str, &str), Vec<f32>> = HashMap::new();
         for (key, s) in &base {
             if let Some(p) = places.get(key) {
-                let e = session_best
+                per_session
                     .entry((key.0, p.framework.as_str(), p.session_id.as_str()))
-                    .or_insert(0.0);
-                *e = e.max(*s);
+                    .or_default()
+                    .push(*s);
+            }
+        }
+        let mut session_best: HashMap<(usize, &str, &str), f32> = per_session
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.sort_by(|a, b| b.total_cmp(a));
+                (k, v.iter().take(t.session_top.max(1)).sum::<f32>())
+            })
+            .collect();
+        let top_session = session_best.values().copied().fold(0.0f32, f32::max);
+        if top_session > 0.0 {
+            for v in session_best.values_mut() {
+                *v /= top_session;
             }
         }
         let mut keys: HashSet<&Key> = base.keys().collect();
@@ -327,8 +388,7 @@ impl Retriever {
                 by_corpus.entry(key.0).or_default().push(key.1.clone());
             }
         }
-        let mut stored: HashMap<Key, (cairn_core::Record, Vec<cairn_core::Chunk>)> =
-            HashMap::new();
+        let mut stored: HashMap<Key, (cairn_core::Record, Vec<cairn_core::Chunk>)> = HashMap::new();
         for (ci, ids) in by_corpus {
             if let Some(store) = &self.corpora[ci].store {
                 for (id, r) in store.records_with_chunks(&ids).await? {
@@ -444,7 +504,10 @@ impl Retriever {
             ),
             _ => None,
         };
-        let mut found = Found::default();
+        let mut found = Found {
+            qv: qv.clone(),
+            ..Found::default()
+        };
         for (ci, corpus) in self.corpora.iter().enumerate() {
             let cq = if corpus.keep.is_some() {
                 TextQuery {
@@ -452,11 +515,13 @@ impl Retriever {
                     framework: None,
                     exclude_session: None,
                     limit: pool,
+                    context_boost: Some(t.context_boost),
                     ..q.clone()
                 }
             } else {
                 TextQuery {
                     limit: pool,
+                    context_boost: Some(t.context_boost),
                     ..q.clone()
                 }
             };

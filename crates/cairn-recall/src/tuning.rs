@@ -24,6 +24,12 @@ pub struct Tuning {
     pub session_weight: f32,
     /// The best this many candidates bring their neighbours in as candidates too.
     pub expand: usize,
+    /// How much a match in a record's context (author, date, framework, project) counts
+    /// against a match in its own words, in BM25.
+    pub context_boost: f32,
+    /// A session's score is the sum of its best this many records' scores (1: its best),
+    /// divided by the best session's.
+    pub session_top: usize,
     /// How much a record gains when the query's dates (a month, a year, a day) contain it.
     pub date_weight: f32,
 }
@@ -32,13 +38,15 @@ impl Default for Tuning {
     fn default() -> Self {
         Self {
             fusion: Fusion::Weighted,
-            dense_weight: 0.5,
+            dense_weight: 0.4,
             rrf_k: 60.0,
             pool: 100,
             min_dense: 0.2,
-            neighbour_weight: 0.3,
-            session_weight: 0.2,
+            neighbour_weight: 0.35,
+            session_weight: 0.4,
             expand: 30,
+            context_boost: 1.0,
+            session_top: 1,
             date_weight: 0.2,
         }
     }

@@ -1,8 +1,8 @@
 //! Dates in a query: "in May", "May 2023", "in 2022", "on 8 May", "yesterday", "last week",
 //! "last month", "last year", "last Saturday". Each becomes a time span; records inside one
 //! gain a little score (they are not filtered: people misremember dates).
-use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
 use cairn_core::Timestamp;
+use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
 
 const MONTHS: [&str; 12] = [
     "january",
@@ -51,7 +51,10 @@ fn day_start(d: NaiveDate) -> Timestamp {
 
 fn span(from: NaiveDate, days: i64) -> (Timestamp, Timestamp) {
     let start = day_start(from);
-    (start, start + Duration::days(days) - Duration::milliseconds(1))
+    (
+        start,
+        start + Duration::days(days) - Duration::milliseconds(1),
+    )
 }
 
 fn month_span(year: i32, month: u32) -> Option<(Timestamp, Timestamp)> {
@@ -91,7 +94,10 @@ pub fn spans(query: &str, now: Timestamp) -> Vec<(Timestamp, Timestamp)> {
             if w == "may"
                 && day.is_none()
                 && year.is_none()
-                && !matches!(prev, Some("in" | "of" | "since" | "during" | "early" | "late" | "mid"))
+                && !matches!(
+                    prev,
+                    Some("in" | "of" | "since" | "during" | "early" | "late" | "mid")
+                )
             {
                 continue;
             }

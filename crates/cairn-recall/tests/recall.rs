@@ -1,6 +1,7 @@
 //! The retriever over a real store and keyword index (and the exact vector index): one list
 //! across corpora, the re-ranker's order, neighbours, sessions, dates, authors, and hits
 //! whose text comes from the store.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 use std::sync::{Arc, Mutex};
 
 use cairn_core::ports::{BackendError, Embedder, Reranker, VectorIndex, VectorPoint};
@@ -175,10 +176,7 @@ impl Embedder for Words {
             .iter()
             .map(|t| {
                 let t = t.to_lowercase();
-                let mut v: Vec<f32> = VOCAB
-                    .iter()
-                    .map(|w| t.matches(w).count() as f32)
-                    .collect();
+                let mut v: Vec<f32> = VOCAB.iter().map(|w| t.matches(w).count() as f32).collect();
                 v.push(0.1);
                 let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
                 v.into_iter().map(|x| x / n).collect()
@@ -203,7 +201,11 @@ async fn the_reranker_reads_the_chunk_that_matched_read_from_the_store() {
     assert_eq!(hits[0].hit.chunk, 1);
     assert_eq!(hits[0].hit.framework, "codex");
     assert!(notes.reranked);
-    assert_eq!(r.seen(), vec![MATCHED.to_owned()], "the whole matched chunk");
+    assert_eq!(
+        r.seen(),
+        vec![MATCHED.to_owned()],
+        "the whole matched chunk"
+    );
 }
 
 #[tokio::test]
@@ -240,7 +242,11 @@ async fn a_dense_only_hit_gets_its_best_chunk_from_the_store() {
         embedder: Some(Arc::new(Words)),
         ..retriever(vec![corpus], Some(r.clone()))
     }
-    .search(&query("deploying caches staleness", SearchMode::Hybrid, true))
+    .search(&query(
+        "deploying caches staleness",
+        SearchMode::Hybrid,
+        true,
+    ))
     .await
     .unwrap();
     assert_eq!(ids(&hits), ["r_multi"]);
@@ -290,10 +296,7 @@ async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
         },
     ];
     let q = query("kestrel", SearchMode::Bm25, true);
-    let (fused, notes) = retriever(corpora.clone(), None)
-        .search(&q)
-        .await
-        .unwrap();
+    let (fused, notes) = retriever(corpora.clone(), None).search(&q).await.unwrap();
     assert!(!notes.reranked);
     assert!(notes.degraded.iter().any(|d| d.contains("not re-ranked")));
     assert_eq!(fused.len(), 5);
@@ -318,7 +321,11 @@ async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
     assert!(notes.reranked);
     let mut want = ids(&fused);
     want.reverse();
-    assert_eq!(ids(&reranked), want, "the cross-encoder's order is the answer");
+    assert_eq!(
+        ids(&reranked),
+        want,
+        "the cross-encoder's order is the answer"
+    );
     assert_eq!(reverse.seen().len(), 5, "re-ranked once, over both corpora");
     let (unranked, notes) = retriever(corpora, Some(reverse))
         .search(&query("kestrel", SearchMode::Bm25, false))
@@ -380,9 +387,24 @@ async fn a_keep_test_drops_candidates_and_a_failing_reranker_keeps_the_fused_ord
 async fn a_turn_is_found_through_its_neighbour_and_scored_with_its_session() {
     // The answer shares no word with the question; the turn before it does.
     let m = remember(&[
-        turn("a1", "trip", 0, &["how was the walrus festival last weekend"]),
-        turn("a2", "trip", 1, &["wonderful, I finally saw the northern lights"]),
-        turn("b1", "other", 0, &["bought groceries and cleaned the garage"]),
+        turn(
+            "a1",
+            "trip",
+            0,
+            &["how was the walrus festival last weekend"],
+        ),
+        turn(
+            "a2",
+            "trip",
+            1,
+            &["wonderful, I finally saw the northern lights"],
+        ),
+        turn(
+            "b1",
+            "other",
+            0,
+            &["bought groceries and cleaned the garage"],
+        ),
         turn("b2", "other", 1, &["nothing else happened this week"]),
     ])
     .await;
@@ -395,13 +417,13 @@ async fn a_turn_is_found_through_its_neighbour_and_scored_with_its_session() {
     .await
     .unwrap();
     assert_eq!(ids(&alone), ["a1"], "keywords alone find only the question");
-    let (hits, _) = retriever(vec![records(&m)], None)
-        .search(&q)
-        .await
-        .unwrap();
+    let (hits, _) = retriever(vec![records(&m)], None).search(&q).await.unwrap();
     assert_eq!(ids(&hits), ["a1", "a2"], "its neighbour comes with it");
     assert!(hits[1].keyword.is_none());
-    assert_eq!(hits[1].hit.passage, "wonderful, I finally saw the northern lights");
+    assert_eq!(
+        hits[1].hit.passage,
+        "wonderful, I finally saw the northern lights"
+    );
     assert_eq!(hits[1].hit.session_id, "trip");
 }
 
@@ -424,12 +446,20 @@ async fn the_author_and_a_date_in_the_query_lift_the_right_turns() {
     ])
     .await;
     let (hits, _) = retriever(vec![records(&m)], None)
-        .search(&query("What did Caroline do at the pottery class?", SearchMode::Bm25, false))
+        .search(&query(
+            "What did Caroline do at the pottery class?",
+            SearchMode::Bm25,
+            false,
+        ))
         .await
         .unwrap();
     assert_eq!(hits[0].hit.record_id, "c1", "{:?}", ids(&hits));
     let (hits, _) = retriever(vec![records(&m)], None)
-        .search(&query("pottery class in July 2023", SearchMode::Bm25, false))
+        .search(&query(
+            "pottery class in July 2023",
+            SearchMode::Bm25,
+            false,
+        ))
         .await
         .unwrap();
     assert_eq!(hits[0].hit.record_id, "m2", "{:?}", ids(&hits));

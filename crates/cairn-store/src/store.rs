@@ -561,6 +561,27 @@ impl Store {
         rows.into_iter().map(vector_from_model).collect()
     }
 
+    /// The vectors of several owners made by one model (any kind), for scoring records the
+    /// index did not return (a candidate's session neighbours).
+    pub async fn vectors_of_many(
+        &self,
+        owners: &[String],
+        model: &str,
+    ) -> Result<Vec<StoredVector>> {
+        let mut out = Vec::new();
+        for part in owners.chunks(400) {
+            let rows = vectors::Entity::find()
+                .filter(vectors::Column::OwnerId.is_in(part.iter().cloned()))
+                .filter(vectors::Column::Model.eq(model))
+                .all(&self.db)
+                .await?;
+            for r in rows {
+                out.push(vector_from_model(r)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The vectors of one owner made by one model at or after `since` (the time its current
     /// revision was captured), in position order. Older ones belong to an earlier revision.
     pub async fn vectors_since(
@@ -1061,12 +1082,15 @@ impl Store {
                 if revs.get(&c.record_id) != Some(&c.rev) {
                     continue;
                 }
-                chunks_by.entry(c.record_id.clone()).or_default().push(Chunk {
-                    record_id: RecordId::new(c.record_id),
-                    ord: u32::try_from(c.ord).unwrap_or(u32::MAX),
-                    start: u32::try_from(c.start).unwrap_or(u32::MAX),
-                    text: c.text,
-                });
+                chunks_by
+                    .entry(c.record_id.clone())
+                    .or_default()
+                    .push(Chunk {
+                        record_id: RecordId::new(c.record_id),
+                        ord: u32::try_from(c.ord).unwrap_or(u32::MAX),
+                        start: u32::try_from(c.start).unwrap_or(u32::MAX),
+                        text: c.text,
+                    });
             }
             for (id, m) in latest {
                 let chunks = chunks_by.remove(&id).unwrap_or_default();
