@@ -386,7 +386,7 @@ fn dense_search_finds_by_meaning_and_the_vector_index_is_rebuilt_from_the_logs()
     };
     let run = |args: &[&str]| with_model(&model, args);
     run(&["capture", "--once", "--json"]);
-    let query = "database schema upgrade hangs waiting";
+    let query = "database schema upgrade hangs indefinitely";
     let first = |mode: &str| -> Option<String> {
         let hits: Vec<serde_json::Value> =
             serde_json::from_slice(&run(&["search", "--json", "--mode", mode, query])).unwrap();

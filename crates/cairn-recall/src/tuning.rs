@@ -44,7 +44,7 @@ impl Default for Tuning {
             min_dense: 0.2,
             neighbour_weight: 0.35,
             session_weight: 0.4,
-            expand: 30,
+            expand: 0,
             context_boost: 1.0,
             session_top: 1,
             date_weight: 0.2,

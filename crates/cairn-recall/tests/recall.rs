@@ -243,7 +243,7 @@ async fn a_dense_only_hit_gets_its_best_chunk_from_the_store() {
         ..retriever(vec![corpus], Some(r.clone()))
     }
     .search(&query(
-        "deploying caches staleness",
+        "redeployment precached unstale",
         SearchMode::Hybrid,
         true,
     ))
@@ -417,7 +417,20 @@ async fn a_turn_is_found_through_its_neighbour_and_scored_with_its_session() {
     .await
     .unwrap();
     assert_eq!(ids(&alone), ["a1"], "keywords alone find only the question");
+    // By default a record is scored with the neighbours search found too, and none is
+    // brought in; asked to, the best candidates bring their neighbours.
     let (hits, _) = retriever(vec![records(&m)], None).search(&q).await.unwrap();
+    assert_eq!(ids(&hits), ["a1"]);
+    let (hits, _) = Retriever {
+        tuning: Tuning {
+            expand: 30,
+            ..Tuning::default()
+        },
+        ..retriever(vec![records(&m)], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
     assert_eq!(ids(&hits), ["a1", "a2"], "its neighbour comes with it");
     assert!(hits[1].keyword.is_none());
     assert_eq!(
@@ -479,4 +492,36 @@ async fn a_record_gone_from_the_store_is_never_a_hit() {
         .await
         .unwrap();
     assert!(hits.is_empty(), "{:?}", ids(&hits));
+}
+
+#[tokio::test]
+async fn a_record_is_lifted_by_its_neighbours_and_its_session() {
+    // Two equal turns; only one sits next to a turn that also matches the question.
+    let m = remember(&[
+        turn("a_kayak", "lake", 0, &["we rented a kayak"]),
+        turn("a_other", "lake", 1, &["then we had groceries delivered"]),
+        turn("b_trip", "river", 0, &["planning the weekend trip"]),
+        turn("b_kayak", "river", 1, &["we rented a kayak"]),
+    ])
+    .await;
+    let q = query("kayak trip", SearchMode::Bm25, false);
+    let (plain, _) = Retriever {
+        tuning: Tuning::plain(),
+        ..retriever(vec![records(&m)], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    let pos = |hits: &[Hit], id: &str| hits.iter().position(|h| h.hit.record_id == id);
+    assert!(
+        pos(&plain, "a_kayak") < pos(&plain, "b_kayak"),
+        "alone, the two turns tie: {:?}",
+        ids(&plain)
+    );
+    let (hits, _) = retriever(vec![records(&m)], None).search(&q).await.unwrap();
+    assert!(
+        pos(&hits, "b_kayak") < pos(&hits, "a_kayak"),
+        "in its conversation, the turn next to the trip comes first: {:?}",
+        ids(&hits)
+    );
 }
