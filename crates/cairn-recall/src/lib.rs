@@ -9,9 +9,9 @@
 //! 2. **Fusion** into one list ([`fuse`]: a weighted sum of normalised scores, or
 //!    reciprocal ranks).
 //! 3. **Conversation structure**: a record gets part of the score of the records just
-//!    before and after it in its session (and the best candidates bring those neighbours
-//!    in), and part of its session's best score; a date the query names (`when`) lifts
-//!    what happened then.
+//!    before and after it in its session (and, when [`Tuning::expand`] asks, the best
+//!    candidates bring those neighbours in), and part of its session's best score; a date
+//!    the query names (`when`) lifts what happened then.
 //! 4. **Text from the store**: each hit's metadata and chunk come from the store, not a
 //!    second index lookup; a record cleared meanwhile is dropped.
 //! 5. **Re-ranking**: when a cross-encoder is present, it orders the top
