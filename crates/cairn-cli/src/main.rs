@@ -902,6 +902,9 @@ async fn daemon(
     config_file: PathBuf,
     ui_dir: Option<PathBuf>,
 ) -> Result<(), Failure> {
+    // Listen for SIGTERM before anything is printed: a stop sent the moment the address
+    // appears (a service manager, a test) must shut down cleanly, never kill.
+    let stop = StopSignals::listen();
     // Made absolute now: the folder served must not change with the working directory.
     let ui_dir = match ui_dir {
         Some(dir) => Some(
@@ -943,33 +946,48 @@ async fn daemon(
         println!("Press Ctrl-C to stop.");
         std::io::stdout().flush()?;
     }
-    wait_for_signal().await;
+    stop.wait().await;
     println!("Stopping…");
     handle.shutdown().await;
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// The signals that stop the daemon, registered when made (not when first awaited).
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let term = match signal(SignalKind::terminate()) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C still stops");
+                    None
                 }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch SIGTERM; Ctrl-C still stops");
-                if let Err(e) = tokio::signal::ctrl_c().await {
-                    tracing::error!(error = %e, "cannot watch Ctrl-C");
-                }
-            }
+            };
+            Self { term }
         }
+        #[cfg(not(unix))]
+        Self {}
     }
-    #[cfg(not(unix))]
-    if let Err(e) = tokio::signal::ctrl_c().await {
-        tracing::error!(error = %e, "cannot watch Ctrl-C");
+
+    /// Waits for SIGTERM or Ctrl-C.
+    async fn wait(self) {
+        #[cfg(unix)]
+        if let Some(mut term) = self.term {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot watch Ctrl-C");
+        }
     }
 }
