@@ -43,6 +43,6 @@ pub use backend::{Backend, Reconnect, SharedBackend};
 pub use client::{Client, ServiceFile};
 pub use error::{ApiError, Result};
 pub use instance::{InstanceLock, LockError, StartIntent};
-pub use models::{memory_vector_index, models_for_eval};
+pub use models::models_for_eval;
 pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
 pub use workers::WorkerBoard;

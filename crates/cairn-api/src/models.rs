@@ -313,8 +313,3 @@ pub async fn models_for_eval(
     .await;
     res.unwrap_or_else(|e| (None, None, vec![e.to_string()]))
 }
-
-/// An exact in-memory vector index (evaluations, tests).
-pub fn memory_vector_index() -> Box<dyn VectorIndex> {
-    Box::new(MemoryIndex::new())
-}

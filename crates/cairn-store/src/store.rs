@@ -552,17 +552,11 @@ impl Store {
 
     /// The vectors of one owner made by one model.
     pub async fn vectors_of(&self, owner: &str, model: &str) -> Result<Vec<StoredVector>> {
-        let rows = vectors::Entity::find()
-            .filter(vectors::Column::OwnerId.eq(owner))
-            .filter(vectors::Column::Model.eq(model))
-            .order_by_asc(vectors::Column::Id)
-            .all(&self.db)
-            .await?;
-        rows.into_iter().map(vector_from_model).collect()
+        self.vectors_of_many(&[owner.to_owned()], model).await
     }
 
-    /// The vectors of several owners made by one model (any kind), for scoring records the
-    /// index did not return (a candidate's session neighbours).
+    /// The vectors of several owners made by one model (any kind), in the order they were
+    /// stored: for scoring records the index did not return (a candidate's neighbours).
     pub async fn vectors_of_many(
         &self,
         owners: &[String],
@@ -573,6 +567,7 @@ impl Store {
             let rows = vectors::Entity::find()
                 .filter(vectors::Column::OwnerId.is_in(part.iter().cloned()))
                 .filter(vectors::Column::Model.eq(model))
+                .order_by_asc(vectors::Column::Id)
                 .all(&self.db)
                 .await?;
             for r in rows {
