@@ -326,7 +326,15 @@ impl Store {
     pub async fn append_note_version(&self, change: &NewNoteVersion) -> Result<NoteVersionRow> {
         let _writer = self.write_lock().await;
         let txn = self.conn().begin().await?;
-        let row = append_in(&txn, change).await?;
+        let row = match append_in(&txn, change).await {
+            Ok(row) => row,
+            Err(e) => {
+                // Rolled back now, not when the dropped transaction's connection is next
+                // used: the next writer must not find the database locked.
+                txn.rollback().await?;
+                return Err(e);
+            }
+        };
         txn.commit().await?;
         Ok(row)
     }
