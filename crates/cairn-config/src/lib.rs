@@ -19,10 +19,11 @@
 #![deny(missing_docs)]
 
 mod paths;
+pub mod secrets;
 mod settings;
 
-pub use paths::{Paths, PathsError};
+pub use paths::{CAIRN_HOME, Paths, PathsError, RECURSION_GUARD};
 pub use settings::{
-    CaptureSettings, DEFAULT_TOML, IndexSettings, LoadedSettings, LogSettings, ModelSettings,
-    Origin, Overrides, ServiceSettings, Settings, SettingsError,
+    CaptureSettings, DEFAULT_TOML, IndexSettings, LLM_PROVIDERS, LlmSettings, LoadedSettings,
+    LogSettings, ModelSettings, Origin, Overrides, ServiceSettings, Settings, SettingsError,
 };

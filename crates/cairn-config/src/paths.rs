@@ -3,6 +3,11 @@ use std::path::{Path, PathBuf};
 /// The environment variable that moves every Cairn directory under one folder.
 pub const CAIRN_HOME: &str = "CAIRN_HOME";
 
+/// Set (to `1`) in the environment of every agent CLI Cairn runs for its own model calls.
+/// Cairn's hooks see it and do nothing, so such a call never recalls memory or gets captured
+/// as one of the user's conversations.
+pub const RECURSION_GUARD: &str = "CAIRN_INTERNAL_CALL";
+
 /// A failure to work out where Cairn's files live.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -82,6 +87,12 @@ impl Paths {
     /// The notes root.
     pub fn notes_dir(&self) -> PathBuf {
         self.data.join("notes")
+    }
+
+    /// The working folder of the agent CLIs Cairn runs for its own model calls. Capture
+    /// never reads a conversation held in it.
+    pub fn llm_workdir(&self) -> PathBuf {
+        self.data.join("model-calls")
     }
 
     /// The config file.

@@ -22,6 +22,8 @@ pub struct Settings {
     pub models: ModelSettings,
     /// The vector index.
     pub index: IndexSettings,
+    /// The model provider of distillation.
+    pub llm: LlmSettings,
     /// Log files.
     pub log: LogSettings,
 }
@@ -40,6 +42,38 @@ pub struct ModelSettings {
     /// Re-rank explicit searches.
     pub rerank: bool,
 }
+
+/// `[llm]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSettings {
+    /// `""` (none), `claude-cli`, `codex-cli`, `gemini-cli`, `anthropic`, `openai` or `local`.
+    pub provider: String,
+    /// The model name (`""` = the provider's fast default).
+    pub model: String,
+    /// The endpoint of `anthropic` or `openai` (`""` = the public API).
+    pub base_url: String,
+    /// The GGUF file of `local`.
+    pub model_path: String,
+    /// Seconds one call may take.
+    pub timeout_seconds: u64,
+    /// Retries of a call that failed for a passing reason.
+    pub retries: u32,
+    /// Calls per day before distillation stops for the day.
+    pub daily_calls: u32,
+    /// Money (US dollars) per day before distillation stops for the day.
+    pub daily_usd: f64,
+}
+
+/// The provider names `llm.provider` accepts (besides `""`, none).
+pub const LLM_PROVIDERS: [&str; 6] = [
+    "claude-cli",
+    "codex-cli",
+    "gemini-cli",
+    "anthropic",
+    "openai",
+    "local",
+];
 
 /// `[index]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -331,6 +365,47 @@ impl Settings {
                     bad.display().to_string()
                 ),
             );
+        }
+        if !self.llm.provider.is_empty() && !LLM_PROVIDERS.contains(&self.llm.provider.as_str()) {
+            return fail(
+                "llm.provider",
+                &format!("must be \"\" (none) or one of {}", LLM_PROVIDERS.join(", ")),
+            );
+        }
+        if self.llm.provider == "local" && self.llm.model_path.is_empty() {
+            return fail(
+                "llm.model_path",
+                "must name a GGUF file when llm.provider is \"local\"",
+            );
+        }
+        let model_path = &self.llm.model_path;
+        if !(model_path.is_empty()
+            || Path::new(model_path).is_absolute()
+            || model_path.starts_with('~'))
+        {
+            return fail(
+                "llm.model_path",
+                "is not an absolute path: give the file in full (or starting with ~/)",
+            );
+        }
+        if self.llm.provider == "openai" && self.llm.model.is_empty() {
+            return fail(
+                "llm.model",
+                "must name the model when llm.provider is \"openai\" (for example \"qwen2.5:3b\")",
+            );
+        }
+        let base = &self.llm.base_url;
+        if !(base.is_empty() || base.starts_with("http://") || base.starts_with("https://")) {
+            return fail("llm.base_url", "must start with http:// or https://");
+        }
+        if self.llm.timeout_seconds == 0 || self.llm.timeout_seconds > 3_600 {
+            return fail("llm.timeout_seconds", "must be between 1 and 3600");
+        }
+        if self.llm.retries > 10 {
+            return fail("llm.retries", "must be at most 10");
+        }
+        if !(self.llm.daily_usd.is_finite() && self.llm.daily_usd >= 0.0) {
+            return fail("llm.daily_usd", "must be a number of dollars, 0 or more");
         }
         if self.log.keep_days == 0 {
             return fail("log.keep_days", "must be at least 1");

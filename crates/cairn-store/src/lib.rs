@@ -24,11 +24,13 @@
 
 mod entity;
 mod error;
+mod ledger;
 mod migrate;
 mod notes;
 mod store;
 
 pub use error::{Error, Result};
+pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
 pub use store::{

@@ -14,6 +14,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0003_forgetting.sql"),
     ),
     (4, "author", include_str!("../migrations/0004_author.sql")),
+    (
+        5,
+        "llm_ledger",
+        include_str!("../migrations/0005_llm_ledger.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

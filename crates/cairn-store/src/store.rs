@@ -141,7 +141,7 @@ pub(crate) fn now_text() -> String {
     ts_text(&chrono::Utc::now())
 }
 
-fn ts_text(t: &Timestamp) -> String {
+pub(crate) fn ts_text(t: &Timestamp) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
