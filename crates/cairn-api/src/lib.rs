@@ -32,6 +32,7 @@ mod error;
 pub mod http;
 mod instance;
 mod integrations;
+pub mod llm_api;
 pub mod logging;
 mod models;
 mod notes_api;

@@ -237,6 +237,20 @@ async fn drop_stale_text_index(store: &Store, text: &TextIndex) -> Result<()> {
     Ok(())
 }
 
+/// The folders whose conversations are Cairn's own model calls, never captured: the agent
+/// CLIs' working folder, as written and with its links resolved (a CLI records the path it
+/// sees, which may be either).
+fn internal_dirs(paths: &Paths) -> Vec<PathBuf> {
+    let dir = paths.llm_workdir();
+    let mut dirs = vec![dir.clone()];
+    if let Ok(real) = fs_err::canonicalize(&dir)
+        && real != dir
+    {
+        dirs.push(real);
+    }
+    dirs
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
@@ -603,7 +617,7 @@ impl Service {
             only: Vec::new(),
             disabled: s.disabled.clone(),
             settle: Duration::from_secs(s.settle_seconds),
-            internal_dirs: vec![self.inner.paths.data.join("llm-workdir")],
+            internal_dirs: internal_dirs(&self.inner.paths),
             forget: Default::default(),
             aider_folders,
             batch: Default::default(),

@@ -8,9 +8,11 @@ use ts_rs::TS;
 
 use crate::ErrorCode;
 
+mod llm;
 mod notes;
 mod tools;
 
+pub use llm::*;
 pub use notes::*;
 pub use tools::*;
 
@@ -75,6 +77,12 @@ macro_rules! for_each_method {
                 "Where Cairn's MCP server is registered, per agent framework.";
             integration_set($crate::api::IntegrationSetReq) -> $crate::api::IntegrationChange,
                 "Register or unregister Cairn's MCP server with one framework (backs up the file).";
+            llm_status($crate::api::LlmStatusReq) -> $crate::api::LlmStatus,
+                "The model provider: which is set, today's calls and cost against the daily budget, the latest calls.";
+            llm_test($crate::api::LlmTestReq) -> $crate::api::LlmTestRes,
+                "Send one tiny request to the model provider (the configured one, or the one named) and say what came back and how long it took.";
+            llm_key_set($crate::api::LlmKeySetReq) -> $crate::api::LlmKeyState,
+                "Store an API key (anthropic, openai) in the OS keyring, or remove it.";
         }
     };
 }
@@ -573,6 +581,15 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<IntegrationList>(),
         file::<IntegrationSetReq>(),
         file::<IntegrationChange>(),
+        file::<LlmStatusReq>(),
+        file::<LlmBudget>(),
+        file::<LlmTotals>(),
+        file::<LlmCall>(),
+        file::<LlmStatus>(),
+        file::<LlmTestReq>(),
+        file::<LlmTestRes>(),
+        file::<LlmKeySetReq>(),
+        file::<LlmKeyState>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

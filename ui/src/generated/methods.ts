@@ -14,6 +14,12 @@ import type { IndexReport } from "./IndexReport";
 import type { IntegrationChange } from "./IntegrationChange";
 import type { IntegrationList } from "./IntegrationList";
 import type { IntegrationSetReq } from "./IntegrationSetReq";
+import type { LlmKeySetReq } from "./LlmKeySetReq";
+import type { LlmKeyState } from "./LlmKeyState";
+import type { LlmStatus } from "./LlmStatus";
+import type { LlmStatusReq } from "./LlmStatusReq";
+import type { LlmTestReq } from "./LlmTestReq";
+import type { LlmTestRes } from "./LlmTestRes";
 import type { MemorySetReq } from "./MemorySetReq";
 import type { MemoryState } from "./MemoryState";
 import type { NoteCommandReq } from "./NoteCommandReq";
@@ -93,7 +99,13 @@ export type Methods = {
   integrations_list: { req: Empty; res: IntegrationList };
   /** Register or unregister Cairn's MCP server with one framework (backs up the file). */
   integration_set: { req: IntegrationSetReq; res: IntegrationChange };
+  /** The model provider: which is set, today's calls and cost against the daily budget, the latest calls. */
+  llm_status: { req: LlmStatusReq; res: LlmStatus };
+  /** Send one tiny request to the model provider (the configured one, or the one named) and say what came back and how long it took. */
+  llm_test: { req: LlmTestReq; res: LlmTestRes };
+  /** Store an API key (anthropic, openai) in the OS keyring, or remove it. */
+  llm_key_set: { req: LlmKeySetReq; res: LlmKeyState };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set"] as const;

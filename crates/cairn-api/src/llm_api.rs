@@ -1,0 +1,258 @@
+//! The model-provider methods: the provider's status with today's calls against the budget,
+//! a test call, and API keys in the OS keyring. Calls go through [`cairn_llm::Llm`], so a test
+//! follows the same budget, deadline and retries as distillation and lands in the ledger.
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn_config::{LLM_PROVIDERS, LlmSettings};
+use cairn_core::ErrorCode;
+use cairn_core::api::{
+    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmStatus, LlmStatusReq, LlmTestReq,
+    LlmTestRes, LlmTotals,
+};
+use cairn_llm::{ApiKind, CallError, Llm, Policy, Provider, Request, api_key_user};
+
+use crate::{ApiError, Result, Service};
+
+/// The question a test call asks, and the answer's schema.
+pub fn test_request() -> Request {
+    Request {
+        purpose: "test".into(),
+        system: "You are checking that a connection works. Answer briefly.".into(),
+        prompt: "Can you read this message? Answer with {\"ok\": true}.".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "required": ["ok"],
+            "properties": {"ok": {"type": "boolean"}}
+        }),
+        max_tokens: 64,
+    }
+}
+
+/// The API a provider name stands for, when it is one.
+fn api_kind(name: &str) -> Option<ApiKind> {
+    match name {
+        "anthropic" => Some(ApiKind::Anthropic),
+        "openai" => Some(ApiKind::OpenAi),
+        _ => None,
+    }
+}
+
+/// The message for "no provider is set", listing the choices.
+pub fn no_provider_message() -> String {
+    format!(
+        "no model provider is set: set llm.provider in the config file (`cairn config path`), \
+         or CAIRN__LLM__PROVIDER, or pass --set llm.provider=…, to one of {} \
+         (an agent CLI you are signed in to is the easiest start)",
+        LLM_PROVIDERS.join(", ")
+    )
+}
+
+fn secret_error(e: cairn_config::secrets::SecretError) -> ApiError {
+    let code = if e.unavailable {
+        ErrorCode::Unavailable
+    } else {
+        ErrorCode::Internal
+    };
+    ApiError::new(code, e.message)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("a model-provider task stopped: {e}")))
+}
+
+fn totals_view(t: cairn_store::LedgerTotals) -> LlmTotals {
+    LlmTotals {
+        calls: t.calls,
+        ok: t.ok,
+        invalid: t.invalid,
+        failed: t.failed,
+        refused: t.refused,
+        input_tokens: t.input_tokens,
+        output_tokens: t.output_tokens,
+        cost_usd: t.cost_usd,
+    }
+}
+
+fn call_view(e: cairn_store::LedgerEntry) -> LlmCall {
+    LlmCall {
+        at: e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        provider: e.provider,
+        model: e.model,
+        purpose: e.purpose,
+        outcome: e.outcome.as_str().to_owned(),
+        attempts: e.attempts,
+        input_tokens: e.input_tokens,
+        output_tokens: e.output_tokens,
+        cost_usd: e.cost_usd,
+        duration_ms: e.duration_ms,
+        error: e.error,
+    }
+}
+
+impl Service {
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_status(&self, req: LlmStatusReq) -> Result<LlmStatus> {
+        let s = &self.settings().llm;
+        let store = self.store();
+        let today = totals_view(
+            store
+                .llm_totals_since(&cairn_store::start_of_today())
+                .await?,
+        );
+        let recent = match req.recent.unwrap_or(20).min(200) {
+            0 => Vec::new(),
+            n => store
+                .llm_calls(u64::from(n))
+                .await?
+                .into_iter()
+                .map(call_view)
+                .collect(),
+        };
+        let key_stored = match api_kind(&s.provider) {
+            Some(kind) => blocking(move || {
+                cairn_config::secrets::load_secret(api_key_user(kind))
+                    .ok()
+                    .map(|k| k.is_some())
+            })
+            .await?,
+            None => None,
+        };
+        let budget = LlmBudget {
+            calls: s.daily_calls,
+            usd: s.daily_usd,
+        };
+        Ok(LlmStatus {
+            provider: s.provider.clone(),
+            model: s.model.clone(),
+            base_url: s.base_url.clone(),
+            model_path: s.model_path.clone(),
+            providers: LLM_PROVIDERS.iter().map(|p| (*p).to_owned()).collect(),
+            key_stored,
+            over_budget: today.calls >= u64::from(budget.calls) || today.cost_usd >= budget.usd,
+            budget,
+            today,
+            recent,
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_test(&self, req: LlmTestReq) -> Result<LlmTestRes> {
+        let mut settings: LlmSettings = self.settings().llm.clone();
+        if let Some(p) = req.provider {
+            settings.provider = p;
+        }
+        if let Some(m) = req.model {
+            settings.model = m;
+        }
+        if let Some(b) = req.base_url {
+            settings.base_url = b;
+        }
+        if let Some(m) = req.model_path {
+            settings.model_path = m;
+        }
+        if settings.provider.is_empty() {
+            return Err(ApiError::bad_request(no_provider_message()));
+        }
+        if !LLM_PROVIDERS.contains(&settings.provider.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "{:?} is not a model provider Cairn knows; choose one of {}",
+                settings.provider,
+                LLM_PROVIDERS.join(", ")
+            )));
+        }
+        tracing::info!(provider = %settings.provider, "testing the model provider");
+        let began = Instant::now();
+        let failed = |provider: &str, model: &str, message: String| LlmTestRes {
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            ok: false,
+            answer: None,
+            error: Some(message),
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            duration_ms: 0,
+            attempts: 0,
+        };
+        let paths = self.paths().clone();
+        let setup = settings.clone();
+        // A local model takes a few seconds to load: off the async threads.
+        let provider: Arc<dyn Provider> = match blocking(move || {
+            cairn_llm::provider_from_settings(&setup, &paths)
+        })
+        .await?
+        {
+            Ok(Some(p)) => p,
+            Ok(None) => return Err(ApiError::bad_request(no_provider_message())),
+            Err(e) => {
+                let mut res = failed(&settings.provider, &settings.model, e.to_string());
+                res.duration_ms = millis(began);
+                return Ok(res);
+            }
+        };
+        let llm = Llm::new(
+            provider.clone(),
+            self.store().clone(),
+            Policy::from_settings(&settings),
+        );
+        match llm.call(&test_request()).await {
+            Ok(answer) => Ok(LlmTestRes {
+                provider: provider.name().to_owned(),
+                model: answer.model,
+                ok: true,
+                answer: Some(answer.value),
+                error: None,
+                input_tokens: answer.usage.input_tokens,
+                output_tokens: answer.usage.output_tokens,
+                cost_usd: answer.cost_usd,
+                duration_ms: millis(began),
+                attempts: answer.attempts,
+            }),
+            Err(CallError::Store(e)) => Err(e.into()),
+            Err(e) => {
+                let attempts = match &e {
+                    CallError::Failed { attempts, .. } => *attempts,
+                    // The answer, and the one retry that named the validation error.
+                    CallError::Invalid { .. } => 2,
+                    _ => 0,
+                };
+                let mut res = failed(provider.name(), provider.model(), e.to_string());
+                res.attempts = attempts;
+                res.duration_ms = millis(began);
+                Ok(res)
+            }
+        }
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_key_set(&self, req: LlmKeySetReq) -> Result<LlmKeyState> {
+        let kind = api_kind(&req.api).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{:?} takes no API key; keys are for anthropic or openai",
+                req.api
+            ))
+        })?;
+        let key = req
+            .key
+            .map(|k| k.trim().to_owned())
+            .filter(|k| !k.is_empty());
+        let stored = blocking(move || match key {
+            Some(k) => cairn_config::secrets::store_secret(api_key_user(kind), &k).map(|()| true),
+            None => cairn_config::secrets::delete_secret(api_key_user(kind)).map(|_| false),
+        })
+        .await?
+        .map_err(secret_error)?;
+        tracing::info!(api = %req.api, stored, "model API key changed");
+        Ok(LlmKeyState {
+            api: req.api,
+            stored,
+        })
+    }
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

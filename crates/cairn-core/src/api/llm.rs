@@ -1,0 +1,185 @@
+//! The model provider distillation calls: which one is set, a test call, API keys, and the
+//! ledger of calls (today's totals against the daily budget, the latest calls).
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Ask for the provider's status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LlmStatusReq {
+    /// How many of the latest ledger entries to include (20 by default, at most 200; 0 for
+    /// none).
+    #[serde(default)]
+    pub recent: Option<u32>,
+}
+
+/// The daily budget of model calls.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmBudget {
+    /// Calls per day (`llm.daily_calls`).
+    pub calls: u32,
+    /// US dollars per day (`llm.daily_usd`).
+    pub usd: f64,
+}
+
+/// What the model calls since a time used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmTotals {
+    /// Calls made (refused ones not counted).
+    #[ts(type = "number")]
+    pub calls: u64,
+    /// Calls that brought a valid answer.
+    #[ts(type = "number")]
+    pub ok: u64,
+    /// Calls whose answers were dropped as invalid.
+    #[ts(type = "number")]
+    pub invalid: u64,
+    /// Calls that failed or timed out.
+    #[ts(type = "number")]
+    pub failed: u64,
+    /// Calls refused because the budget was spent.
+    #[ts(type = "number")]
+    pub refused: u64,
+    /// Prompt tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Answer tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Money spent in US dollars (calls whose cost is unknown count as 0).
+    pub cost_usd: f64,
+}
+
+/// One model call in the ledger: never its prompt or its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmCall {
+    /// When it started (RFC 3339).
+    pub at: String,
+    /// The provider (`claude-cli`, `anthropic`, `local`, …).
+    pub provider: String,
+    /// The model, as the provider named it.
+    pub model: String,
+    /// What it was for (`consolidate`, `reconcile`, `profile`, `test`, …).
+    pub purpose: String,
+    /// `ok`, `invalid`, `failed`, `timeout` or `over_budget`.
+    pub outcome: String,
+    /// Requests sent (retries included).
+    pub attempts: u32,
+    /// Prompt tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Answer tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Money spent in US dollars, when known.
+    pub cost_usd: Option<f64>,
+    /// Wall time in milliseconds.
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+    /// Why it failed, in one short line.
+    pub error: Option<String>,
+}
+
+/// The model provider as configured, and what its calls used today.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmStatus {
+    /// `llm.provider`: `""` when none is set (records stay searchable, items wait).
+    pub provider: String,
+    /// `llm.model` (`""` = the provider's fast default).
+    pub model: String,
+    /// `llm.base_url` (`""` = the provider's public API).
+    pub base_url: String,
+    /// `llm.model_path` (the GGUF file of `local`).
+    pub model_path: String,
+    /// Every provider `llm.provider` accepts.
+    pub providers: Vec<String>,
+    /// For `anthropic` and `openai`: whether the OS keyring holds its key (`None` for the
+    /// other providers, or when there is no keyring to ask).
+    pub key_stored: Option<bool>,
+    /// The daily budget.
+    pub budget: LlmBudget,
+    /// What today's calls (since local midnight) used.
+    pub today: LlmTotals,
+    /// True when today's budget is spent: distillation waits for tomorrow.
+    pub over_budget: bool,
+    /// The latest calls, newest first.
+    pub recent: Vec<LlmCall>,
+}
+
+/// Send one tiny request to a provider. Every field left out comes from `[llm]`, so the
+/// settings view can test a choice before it is saved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LlmTestReq {
+    /// The provider to test instead of `llm.provider`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// The model instead of `llm.model`.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The endpoint instead of `llm.base_url`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The GGUF file instead of `llm.model_path`.
+    #[serde(default)]
+    pub model_path: Option<String>,
+}
+
+/// What a test call brought back. The call is in the ledger (purpose `test`) either way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmTestRes {
+    /// The provider tested.
+    pub provider: String,
+    /// The model that answered (or the configured one, when none did).
+    pub model: String,
+    /// True when a valid answer came back.
+    pub ok: bool,
+    /// The answer (a JSON value matching the test's schema), when one came back.
+    #[ts(type = "unknown")]
+    pub answer: Option<serde_json::Value>,
+    /// Why the test failed, naming the provider and the problem.
+    pub error: Option<String>,
+    /// Prompt tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Answer tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Money spent in US dollars, when the provider says or its price is known.
+    pub cost_usd: Option<f64>,
+    /// How long it took, in milliseconds (setting the provider up included).
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+    /// Requests sent (retries included).
+    pub attempts: u32,
+}
+
+/// Store an API key in the OS keyring, or remove it. Its `Debug` never shows the key.
+#[derive(Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LlmKeySetReq {
+    /// `anthropic` or `openai`.
+    pub api: String,
+    /// The key; `None` (or empty) removes the stored one. Never logged, never written to
+    /// the config file.
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// Whether the OS keyring holds an API's key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmKeyState {
+    /// `anthropic` or `openai`.
+    pub api: String,
+    /// True when a key is stored.
+    pub stored: bool,
+}
+
+impl std::fmt::Debug for LlmKeySetReq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmKeySetReq")
+            .field("api", &self.api)
+            .field("key", &self.key.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
+}
