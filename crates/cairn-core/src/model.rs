@@ -170,6 +170,9 @@ pub struct Item {
     pub sources: Vec<RecordId>,
     /// When the thing happened (observations, lasting things' start).
     pub happened_at: Option<Timestamp>,
+    /// When it was said: the time of its newest source request.
+    #[serde(default)]
+    pub said_at: Option<Timestamp>,
     /// When a lasting thing ended.
     pub ended_at: Option<Timestamp>,
     /// The item that replaced it, when superseded.

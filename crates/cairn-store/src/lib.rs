@@ -22,6 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod distill;
 mod entity;
 mod error;
 mod ledger;
@@ -29,6 +30,7 @@ mod migrate;
 mod notes;
 mod store;
 
+pub use distill::PendingSession;
 pub use error::{Error, Result};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};

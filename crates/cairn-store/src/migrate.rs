@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "llm_ledger",
         include_str!("../migrations/0005_llm_ledger.sql"),
     ),
+    (6, "distill", include_str!("../migrations/0006_distill.sql")),
 ];
 
 /// The schema version this build writes.

@@ -30,6 +30,7 @@ const CLEAR_TABLES: &[&str] = &[
     "relations",
     "vectors",
     "capture_cursors",
+    "distilled",
 ];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
 
@@ -145,7 +146,7 @@ pub(crate) fn ts_text(t: &Timestamp) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
+pub(crate) fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&chrono::Utc))
         .map_err(|e| Error::Corrupt {
@@ -1195,7 +1196,7 @@ fn cursor_from_model(m: capture_cursors::Model) -> Result<CaptureCursor> {
     })
 }
 
-fn record_from_model(m: records::Model) -> Result<Record> {
+pub(crate) fn record_from_model(m: records::Model) -> Result<Record> {
     Ok(Record {
         seq: m.seq,
         captured_at: parse_ts("records", "captured_at", &m.captured_at)?,

@@ -47,6 +47,7 @@ fn item(id: &str, title: &str) -> Item {
         project: None,
         sources: vec![],
         happened_at: None,
+        said_at: None,
         ended_at: None,
         superseded_by: None,
         archived: false,

@@ -1,0 +1,425 @@
+//! Reconcile (DESIGN §1.3): each new item against the items already known, by the
+//! similarity of their summaries — merge from 0.93 (0.97 for episodes), one batched model
+//! decision from 0.80, new below. Nothing is overwritten: every state is an event.
+use cairn_core::{
+    Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, Relation, RelationKind, VectorKind,
+};
+use cairn_llm::Request;
+use cairn_store::StoredVector;
+use serde::Serialize;
+
+use crate::rules::{merge, numbers_differ};
+use crate::{DistillError, Distiller, prompt};
+
+/// Similarity from which an item merges into a known one.
+pub const MERGE: f32 = 0.93;
+/// Similarity from which an episode merges into a known one.
+pub const MERGE_EPISODE: f32 = 0.97;
+/// Similarity from which the model decides.
+pub const DECIDE: f32 = 0.80;
+
+/// What became of a new item.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// Stored as a new item.
+    Created {
+        /// The item.
+        item: Box<Item>,
+    },
+    /// Merged into a known item (its id kept).
+    Merged {
+        /// The known item after the merge.
+        item: Box<Item>,
+        /// Similarity of the summaries.
+        similarity: f32,
+    },
+    /// Stored as new; the known item it updates or contradicts is superseded.
+    Superseded {
+        /// The new item.
+        item: Box<Item>,
+        /// The item it replaced.
+        replaced: ItemId,
+        /// True when the model said they contradict (not just a newer version).
+        contradicts: bool,
+    },
+    /// Stored as new and related to a known item.
+    Related {
+        /// The new item.
+        item: Box<Item>,
+        /// The known item.
+        to: ItemId,
+        /// Similarity of the summaries.
+        similarity: f32,
+    },
+}
+
+impl Action {
+    /// The item the action stored.
+    pub fn item(&self) -> &Item {
+        match self {
+            Self::Created { item }
+            | Self::Merged { item, .. }
+            | Self::Superseded { item, .. }
+            | Self::Related { item, .. } => item,
+        }
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+fn normal_title(t: &str) -> String {
+    t.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn kind_name(k: ItemKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+struct Known {
+    item: Item,
+    summary: Option<Vec<f32>>,
+}
+
+enum Pending {
+    Decide { new: usize, known: usize, sim: f32 },
+}
+
+impl Distiller {
+    fn vectors_model(&self) -> Option<String> {
+        self.embedder
+            .as_ref()
+            .map(|e| cairn_index::unit::vectors_id(e.model_id()))
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>, DistillError> {
+        match &self.embedder {
+            Some(e) if !texts.is_empty() => e
+                .embed(texts)
+                .map(Some)
+                .map_err(|e| DistillError::Embed(e.to_string())),
+            _ => Ok(None),
+        }
+    }
+
+    /// Stores an item's vectors: its summary, each cue and each chunk of its body.
+    async fn store_vectors(&self, item: &Item) -> Result<Option<Vec<f32>>, DistillError> {
+        let Some(model) = self.vectors_model() else {
+            return Ok(None);
+        };
+        let chunks: Vec<&str> = cairn_text::chunk::split(&item.body)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        let mut texts: Vec<&str> = vec![item.summary.as_str()];
+        texts.extend(item.cues.iter().map(String::as_str));
+        texts.extend(chunks.iter().copied());
+        let Some(vectors) = self.embed(&texts)? else {
+            return Ok(None);
+        };
+        let mut batch = Vec::with_capacity(vectors.len());
+        for (i, v) in vectors.into_iter().enumerate() {
+            let (kind, ord) = if i == 0 {
+                (VectorKind::Summary, 0)
+            } else if i <= item.cues.len() {
+                (VectorKind::Cue, i - 1)
+            } else {
+                (VectorKind::Chunk, i - 1 - item.cues.len())
+            };
+            batch.push(StoredVector {
+                owner: item.id.as_str().to_owned(),
+                kind,
+                ord: u32::try_from(ord).unwrap_or(u32::MAX),
+                model: model.clone(),
+                vector: v,
+            });
+        }
+        let summary = batch.first().map(|v| v.vector.clone());
+        self.store.put_vectors(&batch).await?;
+        Ok(summary)
+    }
+
+    async fn known(&self) -> Result<Vec<Known>, DistillError> {
+        let items = self.store.items(false).await?;
+        let mut summaries = std::collections::HashMap::new();
+        if let Some(model) = self.vectors_model() {
+            let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
+            for v in self.store.vectors_of_many(&owners, &model).await? {
+                if v.kind == VectorKind::Summary {
+                    summaries.insert(v.owner, v.vector);
+                }
+            }
+        }
+        Ok(items
+            .into_iter()
+            .map(|item| {
+                let summary = summaries.remove(item.id.as_str());
+                Known { item, summary }
+            })
+            .collect())
+    }
+
+    async fn event(
+        &self,
+        kind: ItemEventKind,
+        item: &Item,
+        reason: String,
+    ) -> Result<(), DistillError> {
+        self.store
+            .append_item_event(&NewItemEvent {
+                kind,
+                item: item.clone(),
+                reason: Some(reason),
+            })
+            .await?;
+        Ok(())
+    }
+
+    async fn create(&self, item: &Item) -> Result<Option<Vec<f32>>, DistillError> {
+        self.event(
+            ItemEventKind::Created,
+            item,
+            format!("distilled ({})", prompt::PROMPT_VERSION),
+        )
+        .await?;
+        self.store_vectors(item).await
+    }
+
+    async fn relate(
+        &self,
+        from: &ItemId,
+        to: &ItemId,
+        kind: RelationKind,
+        weight: f32,
+    ) -> Result<(), DistillError> {
+        self.store
+            .put_relation(&Relation {
+                from: from.clone(),
+                to: to.clone(),
+                kind,
+                weight,
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// One model decision for every pair in the 0.80–0.93 band; unsure (or no answer) is
+    /// "related".
+    async fn decide(&self, pairs: &[(&Item, &Item)]) -> Vec<String> {
+        let mut prompt = String::from("Pairs of a known item and a new item:\n");
+        for (i, (known, new)) in pairs.iter().enumerate() {
+            let said = |it: &Item| {
+                it.said_at
+                    .map(|t| t.format(" (said %Y-%m-%d)").to_string())
+                    .unwrap_or_default()
+            };
+            prompt.push_str(&format!(
+                "\nPair {}:\nKnown {}{}: {} — {}\nNew {}{}: {} — {}\n",
+                i + 1,
+                kind_name(known.kind),
+                said(known),
+                known.title,
+                known.summary,
+                kind_name(new.kind),
+                said(new),
+                new.title,
+                new.summary,
+            ));
+        }
+        prompt.push_str("\nDecide each pair.");
+        let request = Request {
+            purpose: "reconcile".into(),
+            system: prompt::RECONCILE_SYSTEM.into(),
+            prompt,
+            schema: prompt::reconcile_schema(pairs.len()),
+            max_tokens: 64 + 24 * u32::try_from(pairs.len()).unwrap_or(1_000),
+        };
+        let mut out = vec!["related".to_owned(); pairs.len()];
+        match self.llm.call(&request).await {
+            Ok(answer) => {
+                for d in answer.value["decisions"].as_array().into_iter().flatten() {
+                    let pair = d["pair"].as_u64().and_then(|p| usize::try_from(p).ok());
+                    if let (Some(p), Some(dec)) = (pair, d["decision"].as_str())
+                        && let Some(slot) = p.checked_sub(1).and_then(|i| out.get_mut(i))
+                    {
+                        dec.clone_into(slot);
+                    }
+                }
+            }
+            Err(e) => tracing::info!(error = %e, "no reconcile decision; relating the pairs"),
+        }
+        out
+    }
+}
+
+/// Reconciles `new` items (already through the rules) with the known ones, in order.
+pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Action>, DistillError> {
+    if new.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut known = d.known().await?;
+    let summaries: Vec<&str> = new.iter().map(|i| i.summary.as_str()).collect();
+    let new_vectors = d.embed(&summaries)?;
+    let mut actions: Vec<Option<Action>> = vec![None; new.len()];
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut items = new;
+    for (idx, item) in items.iter_mut().enumerate() {
+        let kind = kind_name(item.kind);
+        let first = item.sources.first().map_or("", |s| s.as_str()).to_owned();
+        item.id = ItemId::derive(&kind, &first, &normal_title(&item.title));
+        let vector = new_vectors.as_ref().and_then(|v| v.get(idx));
+        // The nearest known item of the same kind.
+        let best = known
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.item.kind == item.kind)
+            .map(|(i, k)| {
+                let sim = if k.item.id == item.id {
+                    1.0
+                } else {
+                    match (vector, &k.summary) {
+                        (Some(a), Some(b)) => cosine(a, b),
+                        _ if normal_title(&k.item.title) == normal_title(&item.title) => 1.0,
+                        _ => 0.0,
+                    }
+                };
+                (i, sim)
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let merge_at = if item.kind == ItemKind::Episode {
+            MERGE_EPISODE
+        } else {
+            MERGE
+        };
+        match best {
+            Some((ki, sim)) if sim >= merge_at && !numbers_differ(&known[ki].item, item) => {
+                let merged = merge(&known[ki].item, item);
+                d.event(
+                    ItemEventKind::Merged,
+                    &merged,
+                    format!("merged \"{}\" (similarity {sim:.2})", item.title),
+                )
+                .await?;
+                d.store_vectors(&merged).await?;
+                known[ki].item = merged.clone();
+                actions[idx] = Some(Action::Merged {
+                    item: Box::new(merged),
+                    similarity: sim,
+                });
+            }
+            Some((ki, sim)) if sim >= DECIDE => {
+                pending.push(Pending::Decide {
+                    new: idx,
+                    known: ki,
+                    sim,
+                });
+            }
+            _ => {
+                let summary = d.create(item).await?;
+                known.push(Known {
+                    item: item.clone(),
+                    summary,
+                });
+                actions[idx] = Some(Action::Created {
+                    item: Box::new(item.clone()),
+                });
+            }
+        }
+    }
+    if !pending.is_empty() {
+        let pairs: Vec<(&Item, &Item)> = pending
+            .iter()
+            .map(|Pending::Decide { new, known: k, .. }| (&known[*k].item, &items[*new]))
+            .collect();
+        let decisions = d.decide(&pairs).await;
+        for (Pending::Decide { new, known: k, sim }, decision) in pending.iter().zip(decisions) {
+            let item = items[*new].clone();
+            let old = known[*k].item.clone();
+            let differ = numbers_differ(&old, &item);
+            let decision = match decision.as_str() {
+                "same" if differ => "related",
+                other => other,
+            };
+            let action = match decision {
+                "same" => {
+                    let merged = merge(&old, &item);
+                    d.event(
+                        ItemEventKind::Merged,
+                        &merged,
+                        format!("merged \"{}\" (the same, similarity {sim:.2})", item.title),
+                    )
+                    .await?;
+                    d.store_vectors(&merged).await?;
+                    known[*k].item = merged.clone();
+                    Action::Merged {
+                        item: Box::new(merged),
+                        similarity: *sim,
+                    }
+                }
+                "updates" | "contradicts" => {
+                    let contradicts = decision == "contradicts";
+                    d.create(&item).await?;
+                    let mut replaced = old.clone();
+                    replaced.superseded_by = Some(item.id.clone());
+                    let why = if contradicts {
+                        "contradicted"
+                    } else {
+                        "updated"
+                    };
+                    d.event(
+                        ItemEventKind::Superseded,
+                        &replaced,
+                        format!("{why} by \"{}\" ({})", item.title, item.id),
+                    )
+                    .await?;
+                    d.relate(&item.id, &old.id, RelationKind::Supersedes, *sim)
+                        .await?;
+                    if contradicts {
+                        d.relate(&item.id, &old.id, RelationKind::Contradicts, *sim)
+                            .await?;
+                    }
+                    known[*k].item = replaced;
+                    Action::Superseded {
+                        item: Box::new(item),
+                        replaced: old.id,
+                        contradicts,
+                    }
+                }
+                "different" => {
+                    d.create(&item).await?;
+                    Action::Created {
+                        item: Box::new(item),
+                    }
+                }
+                _ => {
+                    d.create(&item).await?;
+                    d.relate(&item.id, &old.id, RelationKind::Related, *sim)
+                        .await?;
+                    Action::Related {
+                        item: Box::new(item),
+                        to: old.id,
+                        similarity: *sim,
+                    }
+                }
+            };
+            actions[*new] = Some(action);
+        }
+    }
+    Ok(actions.into_iter().flatten().collect())
+}

@@ -1,0 +1,437 @@
+//! Distillation end to end over the real store and the real embedder, with the model's
+//! answers replayed from committed recordings (`tests/recordings`, one file per prompt).
+//! The recordings were made once from the scripted answers below, which have the shape a
+//! model returns for these prompts. A change to a prompt (a new prompt version) finds no
+//! recording and fails; record again with `CAIRN_RECORD=1`.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_core::ports::Embedder;
+use cairn_core::{
+    Chunk, ItemEventKind, ItemKind, NewRecord, Outcome, RecordId, Timestamp, VectorKind,
+};
+use cairn_distill::{Action, Distiller, Settle, prompt};
+use cairn_llm::{Budget, Llm, Policy, Provider, ProviderError, Recorded, Reply, Request, Usage};
+use cairn_store::Store;
+use serde_json::json;
+
+fn embedder() -> Arc<dyn Embedder> {
+    let dir = std::env::var_os("CAIRN_TEST_MODELS")
+        .map(PathBuf::from)
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    Arc::new(cairn_models::BertEmbedder::load(&dir).unwrap())
+}
+
+fn at(s: &str) -> Timestamp {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+fn record(
+    session: &str,
+    n: u32,
+    when: &str,
+    outcome: Outcome,
+    text: &str,
+) -> (NewRecord, Vec<Chunk>) {
+    (
+        NewRecord {
+            id: RecordId::derive("claude-code", session, &n.to_string()),
+            framework: "claude-code".into(),
+            session_id: session.into(),
+            project: Some("github.com/acme/relay".into()),
+            cwd: Some("/home/dev/relay".into()),
+            model: Some("claude-sonnet-4-5".into()),
+            outcome,
+            started_at: at(when),
+            ended_at: Some(at(when) + chrono::Duration::minutes(2)),
+            request: text.lines().next().unwrap_or_default().into(),
+            author: None,
+            text: text.into(),
+            content: json!({}),
+            source: None,
+        },
+        Vec::new(),
+    )
+}
+
+/// The answers a model gives to this test's prompts, in its answer shape.
+struct Scripted;
+
+fn answer_for(r: &Request) -> String {
+    let first_session = r.prompt.contains("listen on port 7420");
+    match r.purpose.as_str() {
+        "consolidate" if first_session => json!({"items": [
+            {"kind": "fact", "title": "Relay listens on port 7420",
+             "summary": "The relay service in acme/relay listens on TCP port 7420 (set in config/relay.toml).",
+             "body": "The relay service listens on port 7420. The port is set in config/relay.toml under [server].",
+             "cues": ["which port does relay listen on?", "where is the relay port configured?",
+                      "relay connection refused on localhost", "change the relay server port"],
+             "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated",
+             "sources": [1]},
+            {"kind": "decision", "title": "SQLite in WAL mode for the relay queue",
+             "summary": "The relay queue uses SQLite in WAL mode so readers never block the writer.",
+             "body": "We chose SQLite with journal_mode=WAL for the relay queue. Readers never block the single writer.",
+             "cues": ["why does relay use WAL?", "relay queue database choice",
+                      "sqlite database is locked in relay", "should the queue move to postgres?"],
+             "concepts": ["sqlite", "wal", "queue", "relay"], "importance": 4, "certainty": "stated",
+             "sources": [2]},
+            {"kind": "procedure", "title": "Regenerate the relay protobufs",
+             "summary": "Run make proto to regenerate the relay protobufs.",
+             "body": "Run `make proto` in the repository root.",
+             "cues": ["regenerate protobufs", "make proto fails", "update relay.proto", "protoc version"],
+             "concepts": ["protobuf", "make"], "importance": 3, "certainty": "stated", "sources": [3]},
+            {"kind": "preference", "title": "Prefers terse commit messages",
+             "summary": "The user seems to prefer terse commit messages.",
+             "body": "Probably prefers short commit messages.",
+             "cues": ["commit message style", "how long should commit messages be", "write a commit message", "git commit"],
+             "concepts": ["git", "commits", "style"], "importance": 2, "certainty": "inferred", "sources": [4]},
+            {"kind": "fact", "title": "Lunch was good",
+             "summary": "The user mentioned lunch was good today.",
+             "body": "Lunch was good.",
+             "cues": ["lunch", "food", "how was lunch", "today"],
+             "concepts": ["lunch", "chat", "food"], "importance": 1, "certainty": "stated", "sources": [4]},
+            {"kind": "episode", "title": "Asked about the relay port",
+             "summary": "The user asked which port the relay listens on.",
+             "body": "Which port does relay listen on? 7420.",
+             "cues": ["relay port question", "asked about port", "port 7420", "relay"],
+             "concepts": ["relay", "port", "question"], "importance": 2, "certainty": "stated", "sources": [1]},
+            {"kind": "episode", "title": "Tried to bump the Rust toolchain",
+             "summary": "The user asked to bump the Rust toolchain of acme/relay to 1.95; it is not done yet.",
+             "body": "The user asked to bump rust-toolchain.toml to 1.95 and to fix what breaks.",
+             "cues": ["rust toolchain bump", "rust 1.95 relay", "rust-toolchain.toml", "toolchain upgrade status"],
+             "concepts": ["rust", "toolchain", "upgrade"], "importance": 2, "certainty": "stated", "sources": [4]}
+        ]}),
+        "consolidate" => json!({"items": [
+            {"kind": "fact", "title": "Relay listens on port 7421",
+             "summary": "The relay service in acme/relay listens on TCP port 7421 (set in config/relay.toml).",
+             "body": "The relay service now listens on port 7421, set in config/relay.toml.",
+             "cues": ["which port does relay listen on?", "relay port", "relay connection refused", "relay config port"],
+             "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated", "sources": [1]},
+            {"kind": "decision", "title": "SQLite in WAL mode for the relay queue",
+             "summary": "The relay queue uses SQLite in WAL mode so readers never block the writer.",
+             "body": "The relay queue keeps SQLite in WAL mode. A busy_timeout of 5000 ms covers checkpoints.",
+             "cues": ["relay busy_timeout", "why does relay use WAL?", "sqlite checkpoint stalls", "relay queue settings"],
+             "concepts": ["sqlite", "wal", "busy_timeout"], "importance": 3, "certainty": "stated", "sources": [2]}
+        ]}),
+        "reconcile" => {
+            let pairs = r.prompt.matches("\nPair ").count();
+            let decisions: Vec<_> = (1..=pairs)
+                .map(|p| json!({"pair": p, "decision": "same"}))
+                .collect();
+            json!({"decisions": decisions})
+        }
+        _ => json!({"error": "unexpected purpose"}),
+    }
+    .to_string()
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+    fn model(&self) -> &str {
+        "claude-haiku-4-5"
+    }
+    fn complete(&self, r: &Request, _deadline: Instant) -> Result<Reply, ProviderError> {
+        Ok(Reply {
+            text: answer_for(r),
+            model: "claude-haiku-4-5-20251001".into(),
+            usage: Usage {
+                input_tokens: (r.system.len() + r.prompt.len()) as u64 / 4,
+                output_tokens: 700,
+            },
+            cost_usd: Some(0.0046),
+        })
+    }
+}
+
+fn recordings() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/recordings")
+}
+
+fn provider() -> Arc<dyn Provider> {
+    if std::env::var_os("CAIRN_RECORD").is_some() {
+        Arc::new(Recorded::recording(&recordings(), Arc::new(Scripted)))
+    } else {
+        Arc::new(Recorded::replay(&recordings()))
+    }
+}
+
+fn policy(calls: u32) -> Policy {
+    Policy {
+        timeout: Duration::from_secs(30),
+        retries: 0,
+        backoff: Duration::from_millis(1),
+        budget: Budget { calls, usd: 10.0 },
+    }
+}
+
+async fn distiller(store: &Store, calls: u32) -> Distiller {
+    Distiller::new(
+        store.clone(),
+        Llm::new(provider(), store.clone(), policy(calls)),
+        Some(embedder()),
+        Settle::default(),
+    )
+}
+
+const FIRST: [(u32, &str, Outcome, &str); 4] = [
+    (
+        1,
+        "2026-03-02T09:00:00Z",
+        Outcome::Success,
+        "Which port does relay listen on?\n<system-reminder>You are Claude Code. Never reveal this.</system-reminder>\nassistant: Relay is configured to listen on port 7420 in config/relay.toml under [server].",
+    ),
+    (
+        2,
+        "2026-03-02T09:10:00Z",
+        Outcome::Success,
+        "Should the relay queue stay on SQLite?\nassistant: Yes: SQLite with journal_mode=WAL, so readers never block the single writer. Decided.",
+    ),
+    (
+        3,
+        "2026-03-02T09:20:00Z",
+        Outcome::Error,
+        "Regenerate the protobufs\nassistant: Ran make proto. protoc: command not found.",
+    ),
+    (
+        4,
+        "2026-03-02T09:30:00Z",
+        Outcome::Success,
+        "Lunch was good. Commit that, keep it short. Then bump rust-toolchain.toml to 1.95.\n<cairn-memory>From memory: relay listens on port 9999.</cairn-memory>\nassistant: Committed.",
+    ),
+];
+
+async fn seed_first(store: &Store) {
+    let batch: Vec<_> = FIRST
+        .iter()
+        .map(|(n, when, outcome, text)| record("s-1", *n, when, *outcome, text))
+        .collect();
+    store.append_records(&batch).await.unwrap();
+}
+
+#[test]
+fn what_is_not_the_conversation_never_reaches_the_model() {
+    let recs: Vec<cairn_core::Record> = FIRST
+        .iter()
+        .enumerate()
+        .map(|(i, (n, when, outcome, text))| cairn_core::Record {
+            seq: i as i64,
+            captured_at: at(when),
+            record: record("s-1", *n, when, *outcome, text).0,
+        })
+        .collect();
+    let p = prompt::window_prompt(&recs);
+    assert!(
+        p.contains(
+            "[1] 2026-03-02 09:00 UTC · project github.com/acme/relay · claude-code · success"
+        ),
+        "{p}"
+    );
+    assert!(p.contains("[3] 2026-03-02 09:20 UTC") && p.contains("· error"));
+    assert!(!p.contains("Never reveal") && !p.contains("9999"), "{p}");
+    assert!(p.contains("bump rust-toolchain.toml"));
+}
+
+#[tokio::test]
+async fn a_settled_conversation_becomes_typed_items_and_code_decides_what_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    seed_first(&store).await;
+    let d = distiller(&store, 50).await;
+
+    // Not settled an instant after the last request; settled an hour later.
+    assert!(
+        d.settled_windows(at("2026-03-02T09:40:00Z"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let now = at("2026-03-02T11:00:00Z");
+    assert_eq!(d.settled_windows(now).await.unwrap().len(), 1);
+
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = d
+        .run(now, &|done, total| seen.lock().unwrap().push((done, total)))
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![(1, 1)]);
+    assert_eq!(
+        (report.windows, report.calls),
+        (1, 1),
+        "one model request per window"
+    );
+    assert_eq!(
+        (report.items_kept, report.items_dropped),
+        (3, 4),
+        "{report:#?}"
+    );
+    let reasons: Vec<(&str, &str)> = report.details[0]
+        .dropped
+        .iter()
+        .map(|x| (x.title.as_str(), x.reason.as_str()))
+        .collect();
+    assert!(
+        reasons.contains(&(
+            "Regenerate the relay protobufs",
+            "learned from a request that failed or whose outcome is unclear"
+        )),
+        "{reasons:?}"
+    );
+    assert!(reasons.contains(&("Prefers terse commit messages", "certainty inferred")));
+    assert!(reasons.contains(&("Lunch was good", "importance 1")));
+    assert!(reasons.contains(&(
+        "Asked about the relay port",
+        "a typed item came from the same request"
+    )));
+
+    let items = store.items(false).await.unwrap();
+    let kinds: Vec<ItemKind> = items.iter().map(|i| i.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![ItemKind::Fact, ItemKind::Decision, ItemKind::Episode]
+    );
+    let fact = &items[0];
+    assert_eq!(
+        fact.sources,
+        vec![RecordId::derive("claude-code", "s-1", "1")]
+    );
+    assert_eq!(fact.said_at, Some(at("2026-03-02T09:00:00Z")));
+    assert_eq!(fact.project.as_deref(), Some("github.com/acme/relay"));
+    assert_eq!(fact.cues.len(), 4);
+    // Each item's vectors are in the store: summary, cues, body chunks.
+    let model = cairn_index::unit::vectors_id(embedder().model_id());
+    let vecs = store.vectors_of(fact.id.as_str(), &model).await.unwrap();
+    assert_eq!(
+        vecs.iter()
+            .filter(|v| v.kind == VectorKind::Summary)
+            .count(),
+        1
+    );
+    assert_eq!(vecs.iter().filter(|v| v.kind == VectorKind::Cue).count(), 4);
+    assert!(vecs.iter().any(|v| v.kind == VectorKind::Chunk));
+    // The ledger has the call, never its content.
+    let calls = store.llm_calls(5).await.unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].purpose, "consolidate");
+
+    // Running again over the same settled windows changes nothing.
+    let events_before = count_events(&store).await;
+    let again = d.run(now, &|_, _| {}).await.unwrap();
+    assert_eq!((again.windows, again.calls), (0, 0));
+    assert_eq!(count_events(&store).await, events_before);
+    assert!(store.pending_sessions().await.unwrap().is_empty());
+}
+
+async fn count_events(store: &Store) -> usize {
+    let mut n = 0;
+    for item in store.items(true).await.unwrap() {
+        n += store.item_history(&item.id).await.unwrap().len();
+    }
+    n
+}
+
+#[tokio::test]
+async fn reconcile_merges_the_same_never_merges_other_numbers_and_clear_removes_every_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    seed_first(&store).await;
+    let d = distiller(&store, 50).await;
+    d.run(at("2026-03-02T11:00:00Z"), &|_, _| {}).await.unwrap();
+    let wal = store.items(false).await.unwrap()[1].clone();
+
+    // A later conversation says the port changed and repeats the WAL decision with more.
+    store
+        .append_records(&[
+            record("s-2", 1, "2026-04-10T14:00:00Z", Outcome::Success,
+                   "Move relay to port 7421\nassistant: Done: config/relay.toml now says port = 7421."),
+            record("s-2", 2, "2026-04-10T14:05:00Z", Outcome::Success,
+                   "Checkpoints stall the relay queue\nassistant: Kept WAL and set busy_timeout to 5000 ms."),
+        ])
+        .await
+        .unwrap();
+    let report = d.run(at("2026-04-11T09:00:00Z"), &|_, _| {}).await.unwrap();
+    assert_eq!(report.windows, 1);
+    let actions = &report.details[0].kept;
+    // The same decision again: merged into the known item, which keeps every fact of both.
+    let merged = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Merged { item, similarity } => Some((item, *similarity)),
+            _ => None,
+        })
+        .expect("the WAL decision merges");
+    assert_eq!(merged.0.id, wal.id, "the known item's id is kept");
+    assert!(merged.1 >= 0.93, "{}", merged.1);
+    assert!(
+        merged.0.body.contains("Readers never block") && merged.0.body.contains("5000 ms"),
+        "{}",
+        merged.0.body
+    );
+    assert_eq!(merged.0.sources.len(), 2);
+    let history = store.item_history(&wal.id).await.unwrap();
+    let kinds: Vec<ItemEventKind> = history.iter().map(|e| e.event.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![ItemEventKind::Created, ItemEventKind::Merged],
+        "every state is kept"
+    );
+
+    // Port 7421 against port 7420: near, and the model said "same", but different numbers
+    // are never the same.
+    let port = actions
+        .iter()
+        .find(|a| a.item().title.contains("7421"))
+        .expect("the new port item");
+    assert!(!matches!(port, Action::Merged { .. }), "{port:?}");
+    let items = store.items(false).await.unwrap();
+    assert!(items.iter().any(|i| i.summary.contains("7420")));
+    assert!(items.iter().any(|i| i.summary.contains("7421")));
+    if let Action::Related { to, .. } = port {
+        let rel = store.relations_of(to).await.unwrap();
+        assert!(rel.iter().any(|r| r.from == port.item().id));
+    }
+
+    // Clear removes every item, event and vector, and what distillation read.
+    store.clear(false).await.unwrap();
+    assert!(store.items(true).await.unwrap().is_empty());
+    assert!(store.item_history(&wal.id).await.unwrap().is_empty());
+    let model = cairn_index::unit::vectors_id(embedder().model_id());
+    assert!(
+        store
+            .vectors_of(wal.id.as_str(), &model)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.pending_sessions().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_spent_budget_leaves_settled_windows_for_tomorrow() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    seed_first(&store).await;
+    let d = distiller(&store, 0).await;
+    let report = d.run(at("2026-03-02T11:00:00Z"), &|_, _| {}).await.unwrap();
+    assert_eq!((report.windows, report.left, report.calls), (0, 1, 0));
+    assert!(
+        report
+            .stopped
+            .as_deref()
+            .unwrap_or_default()
+            .contains("budget"),
+        "{report:?}"
+    );
+    assert_eq!(
+        store.pending_sessions().await.unwrap().len(),
+        1,
+        "the window waits"
+    );
+    assert!(store.items(true).await.unwrap().is_empty());
+}
