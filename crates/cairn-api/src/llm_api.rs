@@ -7,8 +7,8 @@ use std::time::Instant;
 use cairn_config::{LLM_PROVIDERS, LlmSettings};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmStatus, LlmStatusReq, LlmTestReq,
-    LlmTestRes, LlmTotals,
+    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmStatus, LlmStatusReq, LlmTestReq, LlmTestRes,
+    LlmTotals,
 };
 use cairn_llm::{ApiKind, CallError, Llm, Policy, Provider, Request, api_key_user};
 
@@ -48,13 +48,37 @@ pub fn no_provider_message() -> String {
     )
 }
 
-fn secret_error(e: cairn_config::secrets::SecretError) -> ApiError {
+/// The environment variable an API's key is read from when the keyring has none.
+pub fn key_variable(kind: ApiKind) -> &'static str {
+    match kind {
+        ApiKind::Anthropic => "ANTHROPIC_API_KEY",
+        ApiKind::OpenAi => "OPENAI_API_KEY",
+    }
+}
+
+/// A keyring failure as the user should read it: with no keyring at all, where else the key
+/// can come from.
+pub fn keyring_problem(kind: ApiKind, e: &cairn_config::secrets::SecretError) -> String {
+    if e.unavailable {
+        format!(
+            "{}; set {} in the environment of the Cairn service instead",
+            e.message
+                .trim_end_matches("; keep the key in memory for this run")
+                .trim_end(),
+            key_variable(kind)
+        )
+    } else {
+        e.message.clone()
+    }
+}
+
+fn secret_error(kind: ApiKind, e: &cairn_config::secrets::SecretError) -> ApiError {
     let code = if e.unavailable {
         ErrorCode::Unavailable
     } else {
         ErrorCode::Internal
     };
-    ApiError::new(code, e.message)
+    ApiError::new(code, keyring_problem(kind, e))
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
@@ -112,12 +136,14 @@ impl Service {
                 .collect(),
         };
         let key_stored = match api_kind(&s.provider) {
-            Some(kind) => blocking(move || {
-                cairn_config::secrets::load_secret(api_key_user(kind))
-                    .ok()
-                    .map(|k| k.is_some())
-            })
-            .await?,
+            Some(kind) => {
+                blocking(move || {
+                    cairn_config::secrets::load_secret(api_key_user(kind))
+                        .ok()
+                        .map(|k| k.is_some())
+                })
+                .await?
+            }
             None => None,
         };
         let budget = LlmBudget {
@@ -138,7 +164,8 @@ impl Service {
         })
     }
 
-    #[tracing::instrument(skip_all, err)]
+    // No `err`: a missing provider is the caller's to report, not a service error.
+    #[tracing::instrument(skip_all)]
     pub(crate) async fn llm_test(&self, req: LlmTestReq) -> Result<LlmTestRes> {
         let mut settings: LlmSettings = self.settings().llm.clone();
         if let Some(p) = req.provider {
@@ -180,19 +207,16 @@ impl Service {
         let paths = self.paths().clone();
         let setup = settings.clone();
         // A local model takes a few seconds to load: off the async threads.
-        let provider: Arc<dyn Provider> = match blocking(move || {
-            cairn_llm::provider_from_settings(&setup, &paths)
-        })
-        .await?
-        {
-            Ok(Some(p)) => p,
-            Ok(None) => return Err(ApiError::bad_request(no_provider_message())),
-            Err(e) => {
-                let mut res = failed(&settings.provider, &settings.model, e.to_string());
-                res.duration_ms = millis(began);
-                return Ok(res);
-            }
-        };
+        let provider: Arc<dyn Provider> =
+            match blocking(move || cairn_llm::provider_from_settings(&setup, &paths)).await? {
+                Ok(Some(p)) => p,
+                Ok(None) => return Err(ApiError::bad_request(no_provider_message())),
+                Err(e) => {
+                    let mut res = failed(&settings.provider, &settings.model, e.to_string());
+                    res.duration_ms = millis(began);
+                    return Ok(res);
+                }
+            };
         let llm = Llm::new(
             provider.clone(),
             self.store().clone(),
@@ -227,7 +251,7 @@ impl Service {
         }
     }
 
-    #[tracing::instrument(skip_all, err)]
+    #[tracing::instrument(skip_all)]
     pub(crate) async fn llm_key_set(&self, req: LlmKeySetReq) -> Result<LlmKeyState> {
         let kind = api_kind(&req.api).ok_or_else(|| {
             ApiError::bad_request(format!(
@@ -244,7 +268,7 @@ impl Service {
             None => cairn_config::secrets::delete_secret(api_key_user(kind)).map(|_| false),
         })
         .await?
-        .map_err(secret_error)?;
+        .map_err(|e| secret_error(kind, &e))?;
         tracing::info!(api = %req.api, stored, "model API key changed");
         Ok(LlmKeyState {
             api: req.api,

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 mod bench;
 mod bench_search;
 mod eval;
+mod llm;
 
 use anyhow::Context;
 use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError, StartIntent};
@@ -159,6 +160,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The model provider distillation calls: test it, see today's calls and cost, keep
+    /// API keys in the OS keyring.
+    #[command(
+        after_help = "Providers (llm.provider): claude-cli, codex-cli, gemini-cli (your own agent CLI), anthropic, openai (any OpenAI-compatible endpoint), local (a GGUF file)."
+    )]
+    Llm {
+        #[command(subcommand)]
+        what: LlmCmd,
+    },
     /// Show the config file's path or the effective settings.
     Config {
         #[command(subcommand)]
@@ -271,6 +281,50 @@ enum NotesCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum LlmCmd {
+    /// Send one tiny request to the configured provider; print the answer, tokens, cost and
+    /// how long it took (exits 1 when no valid answer came back).
+    Test {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Today's calls and cost against the daily budget, and the latest calls.
+    Usage {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store an API key in the OS keyring, read from standard input (typed without echo at a
+    /// terminal, or piped in); never give it as an argument.
+    SetKey {
+        /// The API the key is for.
+        api: KeyApi,
+    },
+    /// Remove an API key from the OS keyring.
+    ForgetKey {
+        /// The API the key is for.
+        api: KeyApi,
+    },
+}
+
+/// The APIs that take a key.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum KeyApi {
+    Anthropic,
+    Openai,
+}
+
+impl KeyApi {
+    fn name(self) -> &'static str {
+        match self {
+            KeyApi::Anthropic => "anthropic",
+            KeyApi::Openai => "openai",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -495,6 +549,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )
             .await
             .map_err(Failure::from),
+            Command::Llm {
+                what: LlmCmd::Test { json },
+            } => llm::test(&paths, &loaded.settings, loaded.file.clone(), json)
+                .await
+                .map_err(Failure::from),
+            Command::Llm {
+                what: LlmCmd::Usage { json },
+            } => llm::usage(&paths, &loaded.settings, loaded.file.clone(), json)
+                .await
+                .map_err(Failure::from),
+            Command::Llm {
+                what: LlmCmd::SetKey { api },
+            } => llm::set_key(api.name()).map_err(Failure::from),
+            Command::Llm {
+                what: LlmCmd::ForgetKey { api },
+            } => llm::forget_key(api.name()).map_err(Failure::from),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {

@@ -573,3 +573,115 @@ fn forgetting_sticks_after_clear_rewrites_restarts_and_memory_off() {
     ok(cairn(h, c).args(["capture", "--once"]));
     assert_eq!(records(h, c), 0);
 }
+
+/// Cairn's own model calls run agent CLIs in `<data>/model-calls`; a CLI that saves a session
+/// anyway (Gemini CLI has no flag against it) must never have it captured, whatever the
+/// framework, while the user's conversations next to it are.
+#[test]
+fn capture_never_reads_cairns_own_model_calls() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    let workdir = ch.path().join("data/model-calls");
+    let claude = |folder: &str, id: &str, cwd: &Path, words: &str| {
+        let dir = home.path().join(".claude/projects").join(folder);
+        fs_err::create_dir_all(&dir).unwrap();
+        let cwd = cwd.display().to_string();
+        let u = serde_json::json!({"type":"user","uuid":format!("u-{id}"),"parentUuid":null,"sessionId":id,"timestamp":"2026-08-20T09:00:00Z","cwd":cwd,"message":{"role":"user","content":words}});
+        let a = serde_json::json!({"type":"assistant","uuid":format!("a-{id}"),"parentUuid":format!("u-{id}"),"sessionId":id,"timestamp":"2026-08-20T09:00:05Z","cwd":cwd,"message":{"id":format!("m-{id}"),"role":"assistant","model":"claude-test","content":[{"type":"text","text":"{\"items\": []}"}],"stop_reason":"end_turn"}});
+        fs_err::write(dir.join(format!("{id}.jsonl")), format!("{u}\n{a}\n")).unwrap();
+    };
+    // Cairn's calls: in the folder itself and in a folder inside it.
+    claude(
+        "-model-calls",
+        "sess-own",
+        &workdir,
+        "Distil this conversation: PLANTEDownclaude",
+    );
+    claude(
+        "-model-calls-sub",
+        "sess-own-sub",
+        &workdir.join("sub"),
+        "Distil this too: PLANTEDownsub",
+    );
+    // The user's own conversation, in a folder whose name merely starts the same way.
+    let mut sibling = workdir.clone().into_os_string();
+    sibling.push("-notes");
+    claude(
+        "-model-calls-notes",
+        "sess-user",
+        Path::new(&sibling),
+        "Why is PLANTEDusersession slow?",
+    );
+    // Gemini CLI: its project folder marker names the model-call folder.
+    copy_replacing(
+        &fixtures().join("jsonl/gemini-cli/gemini-home"),
+        &home.path().join(".gemini"),
+        "/home/dev/projects/demo-app",
+        &workdir.display().to_string(),
+    );
+
+    let out = cairn(home.path(), ch.path())
+        .args(["capture", "--once", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped_own = |framework: &str| -> u64 {
+        report["frameworks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["framework"] == framework)
+            .flat_map(|f| f["skipped"].as_array().unwrap())
+            .filter(|s| s["reason"] == "Cairn's own model calls")
+            .map(|s| s["count"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(skipped_own("claude-code"), 2, "{report}");
+    assert!(skipped_own("gemini-cli") > 0, "{report}");
+
+    assert_eq!(
+        search(home.path(), ch.path(), "PLANTEDusersession").len(),
+        1
+    );
+    for own in ["PLANTEDownclaude", "PLANTEDownsub", "Distil"] {
+        assert!(
+            search(home.path(), ch.path(), own).is_empty(),
+            "{own} was captured"
+        );
+    }
+    let db = rusqlite::Connection::open(ch.path().join("data/cairn.db")).unwrap();
+    let prefix = format!("{}%", workdir.display());
+    let exact = workdir.display().to_string();
+    let own: i64 = db
+        .query_row(
+            "SELECT count(*) FROM records WHERE cwd = ?1 OR cwd LIKE ?2 || '/%'",
+            [&exact, &exact],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(own, 0, "records from the model-call folder were stored");
+    let gemini: i64 = db
+        .query_row(
+            "SELECT count(*) FROM records WHERE framework = 'gemini-cli'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        gemini > 0,
+        "the legacy Gemini session elsewhere is captured"
+    );
+    let user: i64 = db
+        .query_row(
+            "SELECT count(*) FROM records WHERE cwd LIKE ?1",
+            [&prefix],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(user, 1, "only the user's session next to the folder");
+}

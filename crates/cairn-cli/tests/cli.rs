@@ -33,11 +33,16 @@ impl Daemon {
 
     /// Starts a daemon whose stderr goes to `log` (shown when it fails to start).
     fn start_logging_to(home: &Path, log: Option<&Path>) -> Self {
+        Self::start_with(cairn(home), log)
+    }
+
+    /// Starts `cmd daemon` (a `cairn(home)` with more environment).
+    fn start_with(mut cmd: Command, log: Option<&Path>) -> Self {
         let stderr = match log {
             Some(path) => Stdio::from(fs_err::File::create(path).unwrap().into_parts().0),
             None => Stdio::null(),
         };
-        let mut child = cairn(home)
+        let mut child = cmd
             .arg("daemon")
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -410,6 +415,213 @@ fn clear_asks_for_confirmation_unless_told_yes() {
         .unwrap();
     assert!(out.status.success());
     assert!(status_json(home.path())["last_clear"].is_string());
+}
+
+/// A fake Claude Code on `bin`: it refuses to answer unless Cairn's recursion guard is set and
+/// it runs in Cairn's model-call folder, keeps the prompt it was sent, and prints Claude Code's
+/// real `--output-format json` result with `{"ok": true}` as the answer.
+fn fake_claude(bin: &Path, workdir: &Path) {
+    fs_err::create_dir_all(bin).unwrap();
+    let out = serde_json::json!({
+        "type": "result", "subtype": "success", "is_error": false, "duration_ms": 2113,
+        "num_turns": 1, "result": "{\"ok\": true}",
+        "session_id": "5b0c2a4e-4d5c-4f0e-9a57-1f2b3c4d5e6f", "total_cost_usd": 0.0021,
+        "usage": {"input_tokens": 812, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0, "output_tokens": 64},
+        "modelUsage": {"claude-haiku-4-5-20251001": {"inputTokens": 812, "outputTokens": 64}}
+    });
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$CAIRN_INTERNAL_CALL" != "1" ]; then echo "recursion guard not set" >&2; exit 3; fi
+if [ "$(pwd -P)" != "$(cd '{wd}' && pwd -P)" ]; then echo "wrong folder $(pwd)" >&2; exit 4; fi
+cat >> '{stdin}'
+cat <<'CAIRN_EOF'
+{out}
+CAIRN_EOF
+"#,
+        wd = workdir.display(),
+        stdin = bin.join("claude.stdin").display(),
+    );
+    let path = bin.join("claude");
+    fs_err::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `PATH` with `bin` first.
+fn path_with(bin: &Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn llm_usage(home: &Path) -> serde_json::Value {
+    let out = cairn(home)
+        .args(["llm", "usage", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn llm_test_asks_the_agent_cli_in_cairns_folder_and_the_ledger_counts_it() {
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("bin");
+    fake_claude(&bin, &home.path().join("data/model-calls"));
+
+    // No service runs: the store is opened directly.
+    let out = cairn(home.path())
+        .args(["llm", "test"])
+        .env("CAIRN__LLM__PROVIDER", "claude-cli")
+        .env("PATH", path_with(&bin))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "Provider: claude-cli",
+        "Model:    claude-haiku-4-5-20251001",
+        r#"Answer:   {"ok":true}"#,
+        "Tokens:   812 in, 64 out",
+        "Cost:     $0.0021",
+        "Time:     ",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    // The question went to the CLI on standard input, with the schema spelled out.
+    let sent = fs_err::read_to_string(bin.join("claude.stdin")).unwrap();
+    assert!(sent.contains("\"ok\""), "{sent}");
+
+    let usage = llm_usage(home.path());
+    assert_eq!(
+        usage["provider"], "",
+        "the usage call itself named no provider"
+    );
+    assert_eq!(usage["today"]["calls"], 1, "{usage}");
+    assert_eq!(usage["today"]["ok"], 1);
+    assert_eq!(usage["today"]["input_tokens"], 812);
+    assert_eq!(usage["today"]["output_tokens"], 64);
+    assert_eq!(usage["today"]["cost_usd"], 0.0021);
+    assert_eq!(usage["budget"]["calls"], 200);
+    assert_eq!(usage["over_budget"], false);
+    let recent = usage["recent"].as_array().unwrap();
+    assert_eq!(recent.len(), 1, "{usage}");
+    assert_eq!(recent[0]["provider"], "claude-cli");
+    assert_eq!(recent[0]["purpose"], "test");
+    assert_eq!(recent[0]["outcome"], "ok");
+    assert_eq!(recent[0]["model"], "claude-haiku-4-5-20251001");
+    // The ledger keeps figures, never content: the question is nowhere in Cairn's data or logs.
+    let mut files = walk(&home.path().join("data"));
+    files.extend(walk(&home.path().join("logs")));
+    for e in files {
+        let bytes = fs_err::read(&e).unwrap();
+        assert!(
+            !bytes
+                .windows(b"Can you read this message".len())
+                .any(|w| w == b"Can you read this message"),
+            "the prompt was written to {}",
+            e.display()
+        );
+    }
+
+    // Through a running service: the same call over the API, counted in the same ledger.
+    let mut cmd = cairn(home.path());
+    cmd.env("CAIRN__LLM__PROVIDER", "claude-cli")
+        .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
+        .env("HOME", home.path())
+        .env("PATH", path_with(&bin));
+    let d = Daemon::start_with(cmd, None);
+    let out = cairn(home.path())
+        .args(["llm", "test", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(res["ok"], true, "{res}");
+    assert_eq!(res["answer"], serde_json::json!({"ok": true}));
+    assert_eq!(res["provider"], "claude-cli");
+    let (code, status) = d.rpc("llm_status", "{}", Some(&d.token));
+    assert_eq!(code, 200, "{status}");
+    assert_eq!(status["provider"], "claude-cli");
+    assert_eq!(status["today"]["calls"], 2, "{status}");
+    assert_eq!(status["recent"][0]["purpose"], "test");
+    assert_eq!(llm_usage(home.path())["today"]["calls"], 2);
+    d.stop();
+}
+
+#[test]
+fn llm_test_without_a_provider_says_how_to_set_one() {
+    let home = tempfile::tempdir().unwrap();
+    let out = cairn(home.path()).args(["llm", "test"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no model provider is set")
+            && err.contains("llm.provider")
+            && err.contains("claude-cli")
+            && err.contains("local"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one message: {err}");
+    // A provider whose program is missing fails and names it.
+    let empty = tempfile::tempdir().unwrap();
+    let out = cairn(home.path())
+        .args(["llm", "test"])
+        .env("CAIRN__LLM__PROVIDER", "gemini-cli")
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gemini") && err.contains("PATH"), "{err}");
+    // A key is never taken from an argument, and an empty one stores nothing.
+    let out = cairn(home.path())
+        .args(["llm", "set-key", "anthropic", "sk-ant-not-a-key"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = cairn(home.path())
+        .args(["llm", "set-key", "anthropic"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no key was given"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return files;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
 }
 
 // ---------------------------------------------------------------------------------------------
