@@ -28,6 +28,7 @@
 mod backend;
 mod client;
 pub mod dense;
+pub mod distill_api;
 mod error;
 pub mod http;
 mod instance;

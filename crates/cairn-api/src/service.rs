@@ -1254,6 +1254,10 @@ impl ServiceHandle {
             service.clone(),
             shutdown.subscribe(),
         ));
+        tasks.push(crate::distill_api::spawn_distillation(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
         tracing::info!(host = ?opts.host, pid = std::process::id(), "service started");
         Ok(Self {
             service,

@@ -133,6 +133,24 @@ pub struct RunReport {
     pub details: Vec<WindowReport>,
 }
 
+impl RunReport {
+    /// Counts one distilled window in.
+    pub fn add(&mut self, r: WindowReport) {
+        self.windows += 1;
+        self.items_dropped += r.dropped.len();
+        for a in &r.kept {
+            self.items_kept += 1;
+            match a {
+                Action::Created { .. } => self.created += 1,
+                Action::Merged { .. } => self.merged += 1,
+                Action::Superseded { .. } => self.superseded += 1,
+                Action::Related { .. } => self.related += 1,
+            }
+        }
+        self.details.push(r);
+    }
+}
+
 /// Why distillation could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum DistillError {
@@ -184,6 +202,11 @@ impl Distiller {
             embedder,
             settle,
         }
+    }
+
+    /// What today's model calls used (the ledger).
+    pub async fn today(&self) -> Result<cairn_store::LedgerTotals, CallError> {
+        self.llm.today().await
     }
 
     /// The settled windows at `now`, oldest first.
@@ -239,20 +262,7 @@ impl Distiller {
         let total = windows.len();
         for (i, w) in windows.iter().enumerate() {
             match self.distil(w).await {
-                Ok(r) => {
-                    report.windows += 1;
-                    report.items_dropped += r.dropped.len();
-                    for a in &r.kept {
-                        report.items_kept += 1;
-                        match a {
-                            Action::Created { .. } => report.created += 1,
-                            Action::Merged { .. } => report.merged += 1,
-                            Action::Superseded { .. } => report.superseded += 1,
-                            Action::Related { .. } => report.related += 1,
-                        }
-                    }
-                    report.details.push(r);
-                }
+                Ok(r) => report.add(r),
                 Err(DistillError::Call(e)) => {
                     tracing::warn!(window = %w.id(), error = %e, "distillation stopped");
                     report.left = total - i;

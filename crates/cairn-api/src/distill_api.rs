@@ -1,0 +1,197 @@
+//! Distillation in the service: `distill_now` (every settled window at once, whatever the
+//! machine is doing) and the worker that distils when the machine is quiet — checked every
+//! 30 minutes: memory on, a provider set, no turn captured for 5 minutes, CPU mostly idle,
+//! budget left. Each window holds the store's write permit, so Clear never interleaves with
+//! it and never finds items written after it.
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_core::ErrorCode;
+use cairn_core::api::WorkerState;
+use cairn_distill::{Distiller, RunReport, Settle};
+use cairn_llm::{CallError, Llm, Policy};
+
+use crate::{ApiError, Result, Service};
+
+/// The worker's name on the board.
+pub(crate) const DISTILLATION: &str = "distillation";
+/// How often the worker looks for settled windows.
+const CHECK_EVERY: Duration = Duration::from_secs(30 * 60);
+/// No turn captured for this long: the user is not at work in an agent.
+const QUIET_FOR: chrono::Duration = chrono::Duration::minutes(5);
+/// Average CPU use (all cores, percent) under which the machine counts as quiet.
+const QUIET_CPU: f32 = 40.0;
+
+/// Whether the CPU is mostly idle now (measured over a short span).
+fn cpu_is_quiet() -> bool {
+    use sysinfo::{CpuRefreshKind, RefreshKind, System};
+    let mut sys = System::new_with_specifics(
+        RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_cpu_usage()),
+    );
+    std::thread::sleep(sysinfo::MINIMUM_CPU_UPDATE_INTERVAL.max(Duration::from_millis(500)));
+    sys.refresh_cpu_usage();
+    sys.global_cpu_usage() < QUIET_CPU
+}
+
+impl Service {
+    async fn distiller(&self) -> Result<Distiller> {
+        let settings = &self.settings().llm;
+        let provider = cairn_llm::provider_from_settings(settings, self.paths())
+            .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::Unavailable,
+                    crate::llm_api::no_provider_message(),
+                )
+            })?;
+        let llm = Llm::new(
+            provider,
+            self.store().clone(),
+            Policy::from_settings(settings),
+        );
+        let embedder = self.dense_parts().await.map(|d| Arc::clone(&d.embedder));
+        Ok(Distiller::new(
+            self.store().clone(),
+            llm,
+            embedder,
+            Settle::default(),
+        ))
+    }
+
+    /// Distils every settled window now; `progress` hears (done, total) after each window.
+    /// Stops early when the day's budget is spent, memory is switched off or the service
+    /// stops; the rest wait for the next run.
+    pub async fn distill_now(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Send + Sync),
+    ) -> Result<RunReport> {
+        let d = self.distiller().await?;
+        let windows = d
+            .settled_windows(chrono::Utc::now())
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let before = d.today().await.map_err(call_error)?;
+        let mut report = RunReport::default();
+        let total = windows.len();
+        self.workers().report(
+            DISTILLATION,
+            WorkerState::Running,
+            Some(format!("distilling {total} settled window(s)")),
+            Some(0.0),
+        );
+        for (i, w) in windows.iter().enumerate() {
+            if !self.memory_enabled() {
+                report.stopped = Some("memory was switched off".into());
+                report.left = total - i;
+                break;
+            }
+            let result = {
+                let _permit = self.write_permit().await;
+                d.distil(w).await
+            };
+            match result {
+                Ok(r) => report.add(r),
+                Err(cairn_distill::DistillError::Call(e)) => {
+                    report.stopped = Some(e.to_string());
+                    report.left = total - i;
+                    break;
+                }
+                Err(e) => {
+                    self.workers().report(
+                        DISTILLATION,
+                        WorkerState::Failed,
+                        Some(e.to_string()),
+                        None,
+                    );
+                    return Err(ApiError::new(ErrorCode::Internal, e.to_string()));
+                }
+            }
+            progress(i + 1, total);
+            #[allow(clippy::cast_precision_loss)]
+            let done = (i + 1) as f32 / total.max(1) as f32;
+            self.workers()
+                .report(DISTILLATION, WorkerState::Running, None, Some(done));
+        }
+        let after = d.today().await.map_err(call_error)?;
+        report.calls = after.calls.saturating_sub(before.calls);
+        report.input_tokens = after.input_tokens.saturating_sub(before.input_tokens);
+        report.output_tokens = after.output_tokens.saturating_sub(before.output_tokens);
+        report.cost_usd = (after.cost_usd - before.cost_usd).max(0.0);
+        let detail = match &report.stopped {
+            Some(why) => format!(
+                "{} window(s) distilled, {} item(s) kept; stopped: {why}",
+                report.windows, report.items_kept
+            ),
+            None => format!(
+                "{} window(s) distilled, {} item(s) kept, {} dropped",
+                report.windows, report.items_kept, report.items_dropped
+            ),
+        };
+        self.workers()
+            .report(DISTILLATION, WorkerState::Idle, Some(detail), None);
+        Ok(report)
+    }
+
+    /// Whether the worker may distil now: a provider is set, memory is on, no turn was
+    /// captured for 5 minutes and the CPU is mostly idle.
+    async fn machine_is_quiet(&self) -> bool {
+        if self.settings().llm.provider.is_empty() || !self.memory_enabled() {
+            return false;
+        }
+        match self.store().last_capture_at().await {
+            Ok(Some(t)) if chrono::Utc::now() - t < QUIET_FOR => return false,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the last capture time");
+                return false;
+            }
+        }
+        tokio::task::spawn_blocking(cpu_is_quiet)
+            .await
+            .unwrap_or(false)
+    }
+}
+
+fn call_error(e: CallError) -> ApiError {
+    ApiError::new(ErrorCode::Internal, e.to_string())
+}
+
+/// The distillation worker: every 30 minutes, when the machine is quiet, distils every
+/// settled window (within the day's budget).
+pub(crate) fn spawn_distillation(
+    service: Service,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    let board = service.workers().clone();
+    let idle = if service.settings().llm.provider.is_empty() {
+        "no model provider is set: conversations stay searchable, items wait".to_owned()
+    } else {
+        "distils settled conversations when the machine is quiet".to_owned()
+    };
+    board.report(DISTILLATION, WorkerState::Idle, Some(idle), None);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(CHECK_EVERY) => {}
+                _ = shutdown.changed() => break,
+            }
+            if *shutdown.borrow() {
+                break;
+            }
+            if !service.machine_is_quiet().await {
+                continue;
+            }
+            match service.distill_now(&|_, _| {}).await {
+                Ok(r) if r.windows > 0 => tracing::info!(
+                    windows = r.windows,
+                    kept = r.items_kept,
+                    dropped = r.items_dropped,
+                    calls = r.calls,
+                    "distilled settled conversations"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "distillation failed"),
+            }
+        }
+    })
+}
