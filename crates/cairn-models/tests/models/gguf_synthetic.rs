@@ -1,0 +1,226 @@
+//! The GGUF loader's other paths, on tiny synthetic files written here (deterministic weights,
+//! some Q8_0, a byte-level vocabulary without merges, so a plain text is one token per byte):
+//! the qwen2 architecture, the Llama-3 chat template, the prompt layout of each template, and
+//! the context bound. Their answers are noise; only the plumbing is checked. Always run.
+use std::path::{Path, PathBuf};
+
+use cairn_core::ports::BackendErrorKind;
+use cairn_models::gguf::{GenerateRequest, GgufModel};
+use candle_core::quantized::gguf_file::{Value, write};
+use candle_core::quantized::{GgmlDType, QTensor};
+use candle_core::{DType, Device, Tensor};
+
+const DIM: usize = 64;
+const HEADS: usize = 4;
+const KV_HEADS: usize = 2;
+const FFN: usize = 128;
+const BLOCKS: usize = 2;
+const CONTEXT: u32 = 64;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Template {
+    ChatMl,
+    Llama3,
+}
+
+/// GPT-2's byte-to-character table: the 256 single-byte tokens of a byte-level BPE.
+fn byte_chars() -> Vec<String> {
+    let printable: Vec<u32> = (33..=126).chain(161..=172).chain(174..=255).collect();
+    let mut chars: Vec<(u32, u32)> = printable.iter().map(|&b| (b, b)).collect();
+    let mut next = 256;
+    for b in 0..256u32 {
+        if !printable.contains(&b) {
+            chars.push((b, next));
+            next += 1;
+        }
+    }
+    chars.sort_unstable();
+    chars
+        .into_iter()
+        .map(|(_, c)| char::from_u32(c).unwrap().to_string())
+        .collect()
+}
+
+/// Deterministic weights of a shape, as a Q8_0 (matrices) or F32 (vectors) GGUF tensor.
+fn weight(shape: &[usize], salt: f64) -> QTensor {
+    let n: usize = shape.iter().product();
+    let t = Tensor::arange(0u32, n as u32, &Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F64)
+        .unwrap()
+        .affine(0.37, salt)
+        .unwrap()
+        .sin()
+        .unwrap()
+        .affine(0.2, 0.0)
+        .unwrap()
+        .to_dtype(DType::F32)
+        .unwrap()
+        .reshape(shape)
+        .unwrap();
+    let dtype = if shape.len() == 2 {
+        GgmlDType::Q8_0
+    } else {
+        GgmlDType::F32
+    };
+    QTensor::quantize(&t, dtype).unwrap()
+}
+
+/// Writes a tiny GGUF of `arch` (`llama` or `qwen2`) with the given chat template.
+fn write_model(dir: &Path, arch: &str, template: Template) -> PathBuf {
+    let mut tokens = byte_chars();
+    let specials: &[&str] = match template {
+        Template::ChatMl => &["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        Template::Llama3 => &[
+            "<|begin_of_text|>",
+            "<|end_of_text|>",
+            "<|start_header_id|>",
+            "<|end_header_id|>",
+            "<|eot_id|>",
+        ],
+    };
+    tokens.extend(specials.iter().map(|s| (*s).to_owned()));
+    let vocab = tokens.len();
+    let eos = (vocab - 1) as u32;
+    let chat_template = match template {
+        Template::ChatMl => "{{'<|im_start|>' + message['role'] + '\\n'}}",
+        Template::Llama3 => "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>' }}",
+    };
+    let pre = if arch == "qwen2" {
+        "qwen2"
+    } else {
+        "llama-bpe"
+    };
+
+    let s = |v: &str| Value::String(v.to_owned());
+    let u = Value::U32;
+    let metadata: Vec<(String, Value)> = vec![
+        ("general.architecture".into(), s(arch)),
+        (format!("{arch}.attention.head_count"), u(HEADS as u32)),
+        (
+            format!("{arch}.attention.head_count_kv"),
+            u(KV_HEADS as u32),
+        ),
+        (format!("{arch}.block_count"), u(BLOCKS as u32)),
+        (format!("{arch}.embedding_length"), u(DIM as u32)),
+        (format!("{arch}.context_length"), u(CONTEXT)),
+        (
+            format!("{arch}.rope.dimension_count"),
+            u((DIM / HEADS) as u32),
+        ),
+        (
+            format!("{arch}.attention.layer_norm_rms_epsilon"),
+            Value::F32(1e-5),
+        ),
+        ("tokenizer.ggml.model".into(), s("gpt2")),
+        ("tokenizer.ggml.pre".into(), s(pre)),
+        (
+            "tokenizer.ggml.tokens".into(),
+            Value::Array(tokens.iter().map(|t| s(t)).collect()),
+        ),
+        ("tokenizer.ggml.merges".into(), Value::Array(Vec::new())),
+        ("tokenizer.ggml.eos_token_id".into(), u(eos)),
+        ("tokenizer.chat_template".into(), s(chat_template)),
+    ];
+
+    let kv = DIM / HEADS * KV_HEADS;
+    let mut tensors: Vec<(String, QTensor)> = vec![
+        ("token_embd.weight".into(), weight(&[vocab, DIM], 0.1)),
+        ("output_norm.weight".into(), weight(&[DIM], 0.2)),
+    ];
+    for b in 0..BLOCKS {
+        let salt = b as f64;
+        let mut add = |name: &str, shape: &[usize]| {
+            tensors.push((
+                format!("blk.{b}.{name}"),
+                weight(shape, salt + name.len() as f64),
+            ));
+        };
+        add("attn_q.weight", &[DIM, DIM]);
+        add("attn_k.weight", &[kv, DIM]);
+        add("attn_v.weight", &[kv, DIM]);
+        add("attn_output.weight", &[DIM, DIM]);
+        add("ffn_gate.weight", &[FFN, DIM]);
+        add("ffn_up.weight", &[FFN, DIM]);
+        add("ffn_down.weight", &[DIM, FFN]);
+        add("attn_norm.weight", &[DIM]);
+        add("ffn_norm.weight", &[DIM]);
+        if arch == "qwen2" {
+            add("attn_q.bias", &[DIM]);
+            add("attn_k.bias", &[kv]);
+            add("attn_v.bias", &[kv]);
+        }
+    }
+
+    let path = dir.join(format!("tiny-{arch}.gguf"));
+    let mut file = std::io::BufWriter::new(fs_err::File::create(&path).unwrap());
+    let metadata: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    write(&mut file, &metadata, &tensors).unwrap();
+    drop(file);
+    path
+}
+
+fn request<'a>(system: &'a str, prompt: &'a str, max_tokens: usize) -> GenerateRequest<'a> {
+    GenerateRequest {
+        system,
+        prompt,
+        prefill: "",
+        max_tokens,
+        deadline: None,
+        stop: &[],
+    }
+}
+
+/// Loads, generates twice (same answer), and checks the bound of the context.
+fn runs(model: &GgufModel) {
+    let req = request("", "Hi", 5);
+    let first = model.generate(&req).unwrap();
+    assert!(first.output_tokens <= 5, "{first:?}");
+    assert_eq!(first, model.generate(&req).unwrap());
+    assert_eq!(model.context_length(), CONTEXT as usize);
+    let err = model.generate(&request("", "Hi", 60)).unwrap_err();
+    assert_eq!(err.kind, BackendErrorKind::BadInput);
+    assert!(err.message.contains("exceeds the context of 64"), "{err}");
+}
+
+#[test]
+fn gguf_synthetic_qwen2_loads_and_uses_chatml() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = GgufModel::load(&write_model(tmp.path(), "qwen2", Template::ChatMl)).unwrap();
+    assert_eq!(model.model_id(), "tiny-qwen2");
+    // One token per byte: <|im_start|> "user\nHi" <|im_end|> "\n" <|im_start|> "assistant\n".
+    assert_eq!(
+        model.prompt_tokens(&request("", "Hi", 1)).unwrap(),
+        1 + 7 + 1 + 1 + 1 + 10
+    );
+    // A system turn adds <|im_start|> "system\nS" <|im_end|> "\n".
+    assert_eq!(
+        model.prompt_tokens(&request("S", "Hi", 1)).unwrap(),
+        21 + 1 + 8 + 1 + 1
+    );
+    // Digits one by one and punctuation split as Qwen2 does; bytes round-trip.
+    let text = "x = 42; // é 日本";
+    assert_eq!(model.decode(&model.encode(text).unwrap()).unwrap(), text);
+    runs(&model);
+}
+
+#[test]
+fn gguf_synthetic_llama_with_llama3_template() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = GgufModel::load(&write_model(tmp.path(), "llama", Template::Llama3)).unwrap();
+    // <|begin_of_text|>, then <|start_header_id|> role <|end_header_id|> "\n\n" content
+    // <|eot_id|> per turn, and the assistant's header with "\n\n".
+    let user = 1 + 4 + 1 + 4 + 1;
+    let assistant = 1 + 9 + 1 + 2;
+    assert_eq!(
+        model.prompt_tokens(&request("", "Hi", 1)).unwrap(),
+        1 + user + assistant
+    );
+    let system = 1 + 6 + 1 + 3 + 1;
+    assert_eq!(
+        model.prompt_tokens(&request("S", "Hi", 1)).unwrap(),
+        1 + system + user + assistant
+    );
+    runs(&model);
+}
