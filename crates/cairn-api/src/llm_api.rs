@@ -14,6 +14,9 @@ use cairn_llm::{ApiKind, CallError, Llm, Policy, Provider, Request, api_key_user
 
 use crate::{ApiError, Result, Service};
 
+/// The longest a test call may take (the CLI's client waits 120 s for an answer).
+pub const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(100);
+
 /// The question a test call asks, and the answer's schema.
 pub fn test_request() -> Request {
     Request {
@@ -217,11 +220,12 @@ impl Service {
                     return Ok(res);
                 }
             };
-        let llm = Llm::new(
-            provider.clone(),
-            self.store().clone(),
-            Policy::from_settings(&settings),
-        );
+        // One request, answered within the time a client waits for it: a test reports the
+        // first failure as it is (a rate limit included) rather than retrying for minutes.
+        let mut policy = Policy::from_settings(&settings);
+        policy.retries = 0;
+        policy.timeout = policy.timeout.min(TEST_TIMEOUT);
+        let llm = Llm::new(provider.clone(), self.store().clone(), policy);
         match llm.call(&test_request()).await {
             Ok(answer) => Ok(LlmTestRes {
                 provider: provider.name().to_owned(),

@@ -106,8 +106,9 @@ pub struct LlmStatus {
     pub recent: Vec<LlmCall>,
 }
 
-/// Send one tiny request to a provider. Every field left out comes from `[llm]`, so the
-/// settings view can test a choice before it is saved.
+/// Send one tiny request to a provider: one attempt, no retries, at most 100 seconds (less
+/// when `llm.timeout_seconds` says so), within the daily budget. Every field left out comes
+/// from `[llm]`, so the settings view can test a choice before it is saved.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
 pub struct LlmTestReq {
