@@ -561,6 +561,26 @@ fn llm_test_asks_the_agent_cli_in_cairns_folder_and_the_ledger_counts_it() {
     assert_eq!(status["today"]["calls"], 2, "{status}");
     assert_eq!(status["recent"][0]["purpose"], "test");
     assert_eq!(llm_usage(home.path())["today"]["calls"], 2);
+    // What the settings view sends: a provider Cairn does not know, a key for one that takes
+    // none; both refused, nothing sent.
+    let (code, res) = d.rpc("llm_test", r#"{"provider": "nope"}"#, Some(&d.token));
+    assert_eq!(
+        (code, res["code"].as_str()),
+        (400, Some("bad_request")),
+        "{res}"
+    );
+    let (code, res) = d.rpc(
+        "llm_key_set",
+        r#"{"api": "claude-cli", "key": "sk-not-a-key"}"#,
+        Some(&d.token),
+    );
+    assert_eq!(code, 400, "{res}");
+    let message = res["message"].as_str().unwrap();
+    assert!(
+        message.contains("anthropic or openai") && !message.contains("sk-not-a-key"),
+        "{message}"
+    );
+    assert_eq!(llm_usage(home.path())["today"]["calls"], 2);
     d.stop();
 }
 
