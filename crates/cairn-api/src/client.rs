@@ -95,6 +95,9 @@ enum Answer {
     Other(String),
 }
 
+/// Methods that may run for minutes.
+const LONG_METHODS: [&str; 3] = ["capture_run", "index_rebuild", "distill_now"];
+
 impl Client {
     /// A client for the service described by `info`. Its first call checks who answers
     /// (see [`Client::verify`]) before it sends the token.
@@ -256,9 +259,19 @@ impl Client {
     pub fn call(&self, method: &str, params: &serde_json::Value) -> Result<serde_json::Value> {
         self.verify()?;
         let url = format!("{}/api/rpc/{method}", self.info.url);
+        // Work that runs for minutes (a capture of a large store, a rebuild, distillation
+        // through a model) gets an hour; everything else answers within two minutes.
+        let limit = if LONG_METHODS.contains(&method) {
+            Duration::from_secs(3_600)
+        } else {
+            Duration::from_secs(120)
+        };
         let mut resp = self
             .agent
             .post(&url)
+            .config()
+            .timeout_global(Some(limit))
+            .build()
             .header("Authorization", &format!("Bearer {}", self.info.token))
             .send_json(params)
             .map_err(|e| {

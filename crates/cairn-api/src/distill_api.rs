@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_core::ErrorCode;
-use cairn_core::api::WorkerState;
+use cairn_core::api::{
+    DistillDropped, DistillKept, DistillReport, DistillReq, DistillWindow, WorkerState,
+};
 use cairn_distill::{Distiller, RunReport, Settle};
 use cairn_llm::{CallError, Llm, Policy};
 
@@ -58,10 +60,16 @@ impl Service {
         ))
     }
 
+    /// The `distill_now` method: every settled window now, reported for every transport.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn distill_now(&self, _: DistillReq) -> Result<DistillReport> {
+        Ok(to_api(self.distill_settled(&|_, _| {}).await?))
+    }
+
     /// Distils every settled window now; `progress` hears (done, total) after each window.
-    /// Stops early when the day's budget is spent, memory is switched off or the service
-    /// stops; the rest wait for the next run.
-    pub async fn distill_now(
+    /// Stops early when the day's budget is spent or memory is switched off; the rest wait
+    /// for the next run.
+    pub async fn distill_settled(
         &self,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> Result<RunReport> {
@@ -152,6 +160,83 @@ impl Service {
     }
 }
 
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn kind_name<T: serde::Serialize>(k: &T) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// A run as the API reports it.
+pub fn to_api(r: RunReport) -> DistillReport {
+    use cairn_distill::Action;
+    DistillReport {
+        windows: count(r.windows),
+        left: count(r.left),
+        items_kept: count(r.items_kept),
+        items_dropped: count(r.items_dropped),
+        created: count(r.created),
+        merged: count(r.merged),
+        superseded: count(r.superseded),
+        related: count(r.related),
+        calls: r.calls,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        cost_usd: r.cost_usd,
+        stopped: r.stopped,
+        details: r
+            .details
+            .into_iter()
+            .map(|w| DistillWindow {
+                window: w.window,
+                requests: count(w.requests),
+                proposed: count(w.proposed),
+                kept: w
+                    .kept
+                    .iter()
+                    .map(|a| {
+                        let (action, other, similarity) = match a {
+                            Action::Created { .. } => ("created", None, None),
+                            Action::Merged { similarity, .. } => {
+                                ("merged", None, Some(*similarity))
+                            }
+                            Action::Superseded { replaced, .. } => {
+                                ("superseded", Some(replaced.as_str().to_owned()), None)
+                            }
+                            Action::Related { to, similarity, .. } => {
+                                ("related", Some(to.as_str().to_owned()), Some(*similarity))
+                            }
+                        };
+                        let item = a.item();
+                        DistillKept {
+                            action: action.into(),
+                            id: item.id.as_str().to_owned(),
+                            kind: kind_name(&item.kind),
+                            title: item.title.clone(),
+                            other,
+                            similarity,
+                        }
+                    })
+                    .collect(),
+                dropped: w
+                    .dropped
+                    .into_iter()
+                    .map(|d| DistillDropped {
+                        title: d.title,
+                        kind: d.kind,
+                        reason: d.reason,
+                    })
+                    .collect(),
+                invalid: w.invalid,
+            })
+            .collect(),
+    }
+}
+
 fn call_error(e: CallError) -> ApiError {
     ApiError::new(ErrorCode::Internal, e.to_string())
 }
@@ -181,7 +266,7 @@ pub(crate) fn spawn_distillation(
             if !service.machine_is_quiet().await {
                 continue;
             }
-            match service.distill_now(&|_, _| {}).await {
+            match service.distill_settled(&|_, _| {}).await {
                 Ok(r) if r.windows > 0 => tracing::info!(
                     windows = r.windows,
                     kept = r.items_kept,

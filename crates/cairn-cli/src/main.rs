@@ -169,6 +169,19 @@ enum Command {
         #[command(subcommand)]
         what: LlmCmd,
     },
+    /// Distil settled conversations into memory items (the service also does it on its own
+    /// when the machine is quiet).
+    #[command(
+        after_help = "A conversation is settled when quiet for an hour or a day old. One model request per settled window; the day's budget (llm.daily_calls, llm.daily_usd) applies."
+    )]
+    Distill {
+        /// Every settled window now, whatever the machine is doing.
+        #[arg(long, required = true)]
+        now: bool,
+        /// Print JSON: windows distilled, items kept and dropped with reasons, model calls, tokens.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the config file's path or the effective settings.
     Config {
         #[command(subcommand)]
@@ -626,6 +639,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
+            Command::Distill { now: _, json } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res: Result<cairn_core::api::DistillReport, ApiError> =
+                    call_with_progress(&backend, "distill_now", "distillation", json).await;
+                backend.close().await;
+                let report = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print_distill(&report)?;
+                }
+                Ok(())
+            }
             Command::Mcp { read_only, project } => {
                 let project = project.or_else(current_project);
                 cairn_mcp::serve_stdio(cairn_mcp::Options {
@@ -827,6 +855,63 @@ async fn call_with_progress<Res: serde::de::DeserializeOwned>(
             }
         }
     }
+}
+
+fn print_distill(r: &cairn_core::api::DistillReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if r.windows == 0 && r.stopped.is_none() {
+        writeln!(out, "No settled conversation waits for distillation.")?;
+    }
+    for w in &r.details {
+        writeln!(
+            out,
+            "{}: {} request(s), {} item(s) proposed",
+            w.window, w.requests, w.proposed
+        )?;
+        for k in &w.kept {
+            let extra = match (&k.other, k.similarity) {
+                (Some(o), Some(s)) => format!(" ({o}, similarity {s:.2})"),
+                (Some(o), None) => format!(" ({o})"),
+                (None, Some(s)) => format!(" (similarity {s:.2})"),
+                (None, None) => String::new(),
+            };
+            writeln!(out, "  {:<10} {:<12} {}{extra}", k.action, k.kind, k.title)?;
+        }
+        for d in &w.dropped {
+            writeln!(
+                out,
+                "  dropped    {:<12} {} — {}",
+                d.kind, d.title, d.reason
+            )?;
+        }
+        if let Some(why) = &w.invalid {
+            writeln!(out, "  no usable answer: {why}")?;
+        }
+    }
+    writeln!(
+        out,
+        "{} window(s): {} item(s) kept ({} new, {} merged, {} superseding, {} related), {} dropped; \
+         {} model call(s), {} + {} tokens, ${:.4}",
+        r.windows,
+        r.items_kept,
+        r.created,
+        r.merged,
+        r.superseded,
+        r.related,
+        r.items_dropped,
+        r.calls,
+        r.input_tokens,
+        r.output_tokens,
+        r.cost_usd
+    )?;
+    if let Some(why) = &r.stopped {
+        writeln!(
+            out,
+            "Stopped early ({} window(s) left for later): {why}",
+            r.left
+        )?;
+    }
+    Ok(())
 }
 
 fn print_capture(r: &CaptureReport) -> std::io::Result<()> {

@@ -685,3 +685,138 @@ fn capture_never_reads_cairns_own_model_calls() {
         .unwrap();
     assert_eq!(user, 1, "only the user's session next to the folder");
 }
+
+/// A fake Claude Code that answers a consolidation request the way the model does: one
+/// stated fact from request 1, and one inferred preference (which the rules drop).
+fn fake_claude_distiller(bin: &Path, workdir: &Path) {
+    fs_err::create_dir_all(bin).unwrap();
+    let items = serde_json::json!({"items": [
+        {"kind": "fact", "title": "Relay listens on port 7420",
+         "summary": "The relay service listens on TCP port 7420, set in config/relay.toml.",
+         "body": "Relay listens on port 7420; the port is set in config/relay.toml.",
+         "cues": ["which port does relay use?", "relay port config", "relay connection refused", "change relay port"],
+         "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated", "sources": [1]},
+        {"kind": "preference", "title": "Likes short answers",
+         "summary": "The user may like short answers.", "body": "Probably likes short answers.",
+         "cues": ["answer length", "be brief", "style of answers", "verbosity"],
+         "concepts": ["style", "answers", "brevity"], "importance": 2, "certainty": "inferred", "sources": [2]}
+    ]});
+    let out = serde_json::json!({
+        "type": "result", "subtype": "success", "is_error": false, "duration_ms": 5120,
+        "num_turns": 1, "result": items.to_string(),
+        "session_id": "0f4c1f0e-6a5b-4d8e-9c1a-2b3c4d5e6f70", "total_cost_usd": 0.0042,
+        "usage": {"input_tokens": 1650, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0, "output_tokens": 310},
+        "modelUsage": {"claude-haiku-4-5-20251001": {"inputTokens": 1650, "outputTokens": 310}}
+    });
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$CAIRN_INTERNAL_CALL" != "1" ]; then echo "recursion guard not set" >&2; exit 3; fi
+if [ "$(pwd -P)" != "$(cd '{wd}' && pwd -P)" ]; then echo "wrong folder $(pwd)" >&2; exit 4; fi
+cat >> '{stdin}'
+cat <<'CAIRN_EOF'
+{out}
+CAIRN_EOF
+"#,
+        wd = workdir.display(),
+        stdin = bin.join("claude.stdin").display(),
+    );
+    let path = bin.join("claude");
+    fs_err::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn distill_json(home: &Path, ch: &Path, bin: &Path) -> serde_json::Value {
+    let out = cairn(home, ch)
+        .args(["distill", "--now", "--json"])
+        .env("CAIRN__LLM__PROVIDER", "claude-cli")
+        .env("CAIRN__MODELS__EMBEDDER", test_model())
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn distill_now_turns_a_settled_conversation_into_items_once() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    let (h, c) = (home.path(), ch.path());
+    let bin = c.join("bin");
+    fake_claude_distiller(&bin, &c.join("data/model-calls"));
+    claude_session(
+        h,
+        "sess-relay",
+        &[
+            (
+                "Which port does relay listen on?",
+                "Relay listens on port 7420 (config/relay.toml).",
+            ),
+            ("Keep answers short from now on.", "Sure."),
+        ],
+    );
+    ok(cairn(h, c).args(["capture", "--once"]));
+
+    // Without a provider: a clear error naming the setting.
+    let out = cairn(h, c).args(["distill", "--now"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("llm.provider"));
+
+    let r = distill_json(h, c, &bin);
+    assert_eq!(r["windows"], 1, "{r}");
+    assert_eq!(r["calls"], 1, "one model request per settled window: {r}");
+    assert_eq!(r["items_kept"], 1, "{r}");
+    assert_eq!(r["created"], 1);
+    assert_eq!(r["input_tokens"], 1650);
+    let w = &r["details"][0];
+    assert_eq!(w["requests"], 2);
+    assert_eq!(w["kept"][0]["title"], "Relay listens on port 7420");
+    assert_eq!(w["dropped"][0]["reason"], "certainty inferred", "{w}");
+    // The conversation reached the model; Cairn's guard and folder were checked by the fake.
+    let sent = fs_err::read_to_string(bin.join("claude.stdin")).unwrap();
+    assert!(sent.contains("Which port does relay listen on?"), "{sent}");
+
+    // Distilling again changes nothing and costs nothing.
+    let again = distill_json(h, c, &bin);
+    assert_eq!(
+        (again["windows"].as_u64(), again["calls"].as_u64()),
+        (Some(0), Some(0)),
+        "{again}"
+    );
+    let status: serde_json::Value = serde_json::from_slice(
+        &cairn(h, c)
+            .args(["status", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(status["counts"]["items"], 1, "{status}");
+
+    // Clear removes the items; nothing is distilled back from nothing.
+    ok(cairn(h, c).args(["clear", "--yes"]));
+    let status: serde_json::Value = serde_json::from_slice(
+        &cairn(h, c)
+            .args(["status", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(status["counts"]["items"], 0, "{status}");
+    assert_eq!(distill_json(h, c, &bin)["windows"], 0);
+}

@@ -8,10 +8,12 @@ use ts_rs::TS;
 
 use crate::ErrorCode;
 
+mod distill;
 mod llm;
 mod notes;
 mod tools;
 
+pub use distill::*;
 pub use llm::*;
 pub use notes::*;
 pub use tools::*;
@@ -83,6 +85,8 @@ macro_rules! for_each_method {
                 "Send one tiny request to the model provider (the configured one, or the one named) and say what came back and how long it took.";
             llm_key_set($crate::api::LlmKeySetReq) -> $crate::api::LlmKeyState,
                 "Store an API key (anthropic, openai) in the OS keyring, or remove it.";
+            distill_now($crate::api::DistillReq) -> $crate::api::DistillReport,
+                "Distil every settled conversation window now, within the day's model budget.";
         }
     };
 }
@@ -590,6 +594,11 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<LlmTestRes>(),
         file::<LlmKeySetReq>(),
         file::<LlmKeyState>(),
+        file::<DistillReq>(),
+        file::<DistillKept>(),
+        file::<DistillDropped>(),
+        file::<DistillWindow>(),
+        file::<DistillReport>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

@@ -7,6 +7,8 @@ import type { Conversation } from "./Conversation";
 import type { ConversationList } from "./ConversationList";
 import type { ConversationReq } from "./ConversationReq";
 import type { ConversationsReq } from "./ConversationsReq";
+import type { DistillReport } from "./DistillReport";
+import type { DistillReq } from "./DistillReq";
 import type { Empty } from "./Empty";
 import type { ExploreReq } from "./ExploreReq";
 import type { ExploreRes } from "./ExploreRes";
@@ -105,7 +107,9 @@ export type Methods = {
   llm_test: { req: LlmTestReq; res: LlmTestRes };
   /** Store an API key (anthropic, openai) in the OS keyring, or remove it. */
   llm_key_set: { req: LlmKeySetReq; res: LlmKeyState };
+  /** Distil every settled conversation window now, within the day's model budget. */
+  distill_now: { req: DistillReq; res: DistillReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "distill_now"] as const;

@@ -1,0 +1,91 @@
+//! Distillation: what a run did — windows distilled, items kept (and what became of each:
+//! created, merged into a known item, superseding one, related to one), items dropped with
+//! why, and the model calls it took.
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Ask for a distillation run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct DistillReq {}
+
+/// An item a window kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillKept {
+    /// `created`, `merged`, `superseded` or `related`.
+    pub action: String,
+    /// The item (for `merged`, the known item it was merged into).
+    pub id: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its title.
+    pub title: String,
+    /// The item it superseded or is related to.
+    pub other: Option<String>,
+    /// Similarity of the summaries (merged, related).
+    pub similarity: Option<f32>,
+}
+
+/// An item the rules dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillDropped {
+    /// Its title.
+    pub title: String,
+    /// Its kind.
+    pub kind: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// One distilled window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillWindow {
+    /// The window id.
+    pub window: String,
+    /// Requests in it.
+    pub requests: u32,
+    /// Items the model proposed.
+    pub proposed: u32,
+    /// Items kept.
+    pub kept: Vec<DistillKept>,
+    /// Items dropped.
+    pub dropped: Vec<DistillDropped>,
+    /// Set when the answer stayed invalid (the window is not asked again).
+    pub invalid: Option<String>,
+}
+
+/// What a distillation run did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillReport {
+    /// Windows distilled.
+    pub windows: u32,
+    /// Settled windows left for later (budget spent, provider failing, memory off).
+    pub left: u32,
+    /// Items kept.
+    pub items_kept: u32,
+    /// Items dropped.
+    pub items_dropped: u32,
+    /// Kept as new items.
+    pub created: u32,
+    /// Merged into known items.
+    pub merged: u32,
+    /// Superseded a known item.
+    pub superseded: u32,
+    /// Related to a known item.
+    pub related: u32,
+    /// Model calls made.
+    #[ts(type = "number")]
+    pub calls: u64,
+    /// Prompt tokens.
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    /// Answer tokens.
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+    /// Money spent (US dollars; unknown costs count as 0).
+    pub cost_usd: f64,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    /// Each window.
+    pub details: Vec<DistillWindow>,
+}

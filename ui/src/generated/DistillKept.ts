@@ -1,0 +1,26 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type DistillKept = { 
+/**
+ * `created`, `merged`, `superseded` or `related`.
+ */
+action: string, 
+/**
+ * The item (for `merged`, the known item it was merged into).
+ */
+id: string, 
+/**
+ * Its kind.
+ */
+kind: string, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * The item it superseded or is related to.
+ */
+other: string | null, 
+/**
+ * Similarity of the summaries (merged, related).
+ */
+similarity: number | null, };
