@@ -11,11 +11,17 @@
 //! request is a day old. [`Distiller::run`] distils every settled window (the worker calls it
 //! when the machine is quiet; `cairn distill --now` calls it at once); it stops for the day
 //! when the model budget is spent.
+//!
+//! Once a day, when the machine is quiet, [`Distiller::sleep`] tidies up (DESIGN §1.4):
+//! relates neighbouring items, re-scores them, archives the old unused ones and rewrites the
+//! profiles whose items changed (see [`sleep`] and [`profile`]).
 #![deny(missing_docs)]
 
+pub mod profile;
 pub mod prompt;
 mod reconcile;
 pub mod rules;
+pub mod sleep;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,7 +34,9 @@ use cairn_store::Store;
 use serde::Serialize;
 
 pub use reconcile::Action;
+pub use profile::PROFILES_PER_NIGHT;
 pub use rules::Dropped;
+pub use sleep::SleepReport;
 
 /// When a window is settled, and how large one model request may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,6 +28,7 @@ mod error;
 mod ledger;
 mod migrate;
 mod notes;
+mod sleep;
 mod store;
 
 pub use distill::PendingSession;
@@ -35,6 +36,7 @@ pub use error::{Error, Result};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
+pub use sleep::{ItemActivity, ItemScore, Profile, ProfileEntry, ProfileKind};
 pub use store::{
     AppendReport, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store, StoredVector,
 };

@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0005_llm_ledger.sql"),
     ),
     (6, "distill", include_str!("../migrations/0006_distill.sql")),
+    (7, "sleep", include_str!("../migrations/0007_sleep.sql")),
 ];
 
 /// The schema version this build writes.

@@ -31,6 +31,8 @@ const CLEAR_TABLES: &[&str] = &[
     "vectors",
     "capture_cursors",
     "distilled",
+    "item_scores",
+    "profiles",
 ];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
 
@@ -1137,7 +1139,7 @@ async fn insert_vectors(txn: &sea_orm::DatabaseTransaction, batch: &[StoredVecto
     Ok(())
 }
 
-fn vector_from_model(r: vectors::Model) -> Result<StoredVector> {
+pub(crate) fn vector_from_model(r: vectors::Model) -> Result<StoredVector> {
     if !r.data.len().is_multiple_of(4) || r.data.len() / 4 != usize::try_from(r.dim).unwrap_or(0) {
         return Err(Error::Corrupt {
             table: "vectors",

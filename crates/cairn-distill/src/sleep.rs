@@ -1,0 +1,396 @@
+//! Sleep (DESIGN §1.4): the nightly tidy-up, run once a day when the machine is quiet (the
+//! service's worker decides when; [`Distiller::sleep`] runs it at once).
+//!
+//! 1. **Relate**: every active item (not archived, not superseded) gets a `related` edge to
+//!    its nearest neighbours by summary vector from cosine [`RELATE_FROM`], at most
+//!    [`NEIGHBOURS`] each. Brute force over the items' summary vectors (n²/2 dot products),
+//!    in O(n·k) memory beyond the vectors; edges already there are not added again.
+//! 2. **Re-score**: priority = importance × recency × use, where recency =
+//!    0.5^(age / half-life of the kind) ([`half_life_days`]; age from when the item was said,
+//!    else when it was stored) and use = 1 + ln(1 + times used) (`used` events). Kept in
+//!    `item_scores` for search.
+//! 3. **Archive**: an item whose priority is below [`ARCHIVE_BELOW`], stored and said at
+//!    least [`UNUSED_DAYS`] ago and neither used nor restored since then gets an `archived`
+//!    event: it leaves the active set (and the index); the log keeps every event.
+//!    Without use the priority only falls, so an item below the bar now stayed below it.
+//! 4. **Profiles** ([`crate::profile`]): one dated timeline per subject, rewritten only when
+//!    its items changed, at most [`crate::PROFILES_PER_NIGHT`] a night; a spent budget or a
+//!    failing provider stops them for the night.
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use cairn_core::{
+    Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, Relation, RelationKind, Timestamp,
+};
+use cairn_store::ItemScore;
+use serde::Serialize;
+
+use crate::profile::{self, PROFILES_PER_NIGHT, Written};
+use crate::{DistillError, Distiller};
+
+/// Similarity from which neighbouring items are related.
+pub const RELATE_FROM: f32 = 0.80;
+/// The most neighbours one item is related to in a night.
+pub const NEIGHBOURS: usize = 5;
+/// Priority under which an unused old item is archived. For scale: a fact of importance 3
+/// is at 0.75 after a year and 0.19 after two; an episode of importance 2 is at 0.03 after
+/// 180 days; a preference of importance 2 is at 1.0 after a year.
+pub const ARCHIVE_BELOW: f64 = 0.5;
+/// Days an item must have been stored, said and left unused before it may be archived.
+pub const UNUSED_DAYS: i64 = 180;
+
+/// The half-life of an item's recency, in days, by kind: what lasts (preferences, how
+/// systems are built) fades slowly; what happened (observations, episodes) fades fast.
+pub fn half_life_days(kind: ItemKind) -> f64 {
+    match kind {
+        ItemKind::Preference | ItemKind::Architecture => 365.0,
+        ItemKind::Decision
+        | ItemKind::Fact
+        | ItemKind::Procedure
+        | ItemKind::Pitfall
+        | ItemKind::Snippet => 180.0,
+        ItemKind::Observation | ItemKind::Episode => 30.0,
+    }
+}
+
+/// An item's priority: importance × 0.5^(age / half-life) × (1 + ln(1 + used)).
+pub fn priority(kind: ItemKind, importance: u8, age_days: f64, used: u64) -> f64 {
+    let recency = 0.5f64.powf(age_days.max(0.0) / half_life_days(kind));
+    #[allow(clippy::cast_precision_loss)]
+    let use_factor = 1.0 + (used as f64).ln_1p();
+    f64::from(importance) * recency * use_factor
+}
+
+/// What a night's sleep did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SleepReport {
+    /// Active items at the start.
+    pub active: usize,
+    /// Active items with a summary vector (the ones related).
+    pub with_vectors: usize,
+    /// `related` edges added.
+    pub related: usize,
+    /// Items re-scored.
+    pub rescored: usize,
+    /// Items archived.
+    pub archived: Vec<ItemId>,
+    /// Subjects whose profile was rewritten (`project:<id>` or `machine`).
+    pub profiles: Vec<String>,
+    /// Subjects whose items did not change since their profile.
+    pub profiles_unchanged: usize,
+    /// Subjects left for another night (the nightly cap, the budget, the provider).
+    pub profiles_left: usize,
+    /// Subjects whose answer stayed invalid (tried again next night).
+    pub profiles_invalid: usize,
+    /// Model calls made (the ledger has each).
+    pub calls: u64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+    /// Money spent (US dollars), when known.
+    pub cost_usd: f64,
+    /// Why profiles stopped early, if they did.
+    pub stopped: Option<String>,
+    /// Milliseconds per step: relate, score (with archive), profiles.
+    pub took_ms: [u64; 3],
+}
+
+/// Normalises a vector in place; false when it is all zeros.
+fn normalise(v: &mut [f32]) -> bool {
+    let n: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n == 0.0 || !n.is_finite() {
+        return false;
+    }
+    v.iter_mut().for_each(|x| *x /= n);
+    true
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Keeps the `k` best (similarity, index) in `top`, best first.
+fn keep(top: &mut Vec<(f32, usize)>, k: usize, cand: (f32, usize)) {
+    if top.len() == k && top.last().is_some_and(|w| w.0 >= cand.0) {
+        return;
+    }
+    let at = top.partition_point(|x| x.0 >= cand.0);
+    top.insert(at, cand);
+    top.truncate(k);
+}
+
+/// Each vector's nearest neighbours from `from`, at most `k`, best first: brute force,
+/// each pair computed once. `vectors` must be normalised.
+pub(crate) fn neighbours(vectors: &[Vec<f32>], from: f32, k: usize) -> Vec<Vec<(f32, usize)>> {
+    let mut top: Vec<Vec<(f32, usize)>> = vec![Vec::new(); vectors.len()];
+    for i in 0..vectors.len() {
+        for j in i + 1..vectors.len() {
+            let s = dot(&vectors[i], &vectors[j]);
+            if s >= from {
+                keep(&mut top[i], k, (s, j));
+                keep(&mut top[j], k, (s, i));
+            }
+        }
+    }
+    top
+}
+
+impl Distiller {
+    /// Runs the nightly tidy-up at `now`: relate, re-score, archive, profiles. The caller
+    /// decides when (once a day, when quiet).
+    pub async fn sleep(&self, now: Timestamp) -> Result<SleepReport, DistillError> {
+        let mut report = SleepReport::default();
+        let all = self.store.items(true).await?;
+        let activity: HashMap<ItemId, cairn_store::ItemActivity> = self
+            .store
+            .item_activity()
+            .await?
+            .into_iter()
+            .map(|a| (a.item.clone(), a))
+            .collect();
+        let active: Vec<&Item> = all
+            .iter()
+            .filter(|i| !i.archived && i.superseded_by.is_none())
+            .collect();
+        report.active = active.len();
+
+        let t = Instant::now();
+        report.related = self.relate_neighbours(&active, &mut report).await?;
+        report.took_ms[0] = elapsed_ms(t);
+
+        // Re-score and archive.
+        let t = Instant::now();
+        let days = |from: Timestamp| (now - from).num_seconds() as f64 / 86_400.0;
+        let mut scores = Vec::with_capacity(active.len());
+        let mut priorities = HashMap::with_capacity(active.len());
+        let mut archived = HashSet::new();
+        for it in &active {
+            let act = activity.get(&it.id);
+            let first = act.map_or(now, |a| a.first_at);
+            let said = it.said_at.unwrap_or(first);
+            let used = act.map_or(0, |a| a.used);
+            let p = priority(it.kind, it.importance, days(said), used);
+            scores.push(ItemScore {
+                item: it.id.clone(),
+                priority: p,
+                used,
+                scored_at: now,
+            });
+            priorities.insert(it.id.clone(), p);
+            let old = chrono::Duration::days(UNUSED_DAYS);
+            let untouched = act
+                .and_then(|a| a.last_touched)
+                .is_none_or(|t| now - t >= old);
+            if p < ARCHIVE_BELOW && untouched && now - first >= old && now - said >= old {
+                let mut state = (*it).clone();
+                state.archived = true;
+                self.store
+                    .append_item_event(&NewItemEvent {
+                        kind: ItemEventKind::Archived,
+                        item: state,
+                        reason: Some(format!(
+                            "sleep: priority {p:.2} below {ARCHIVE_BELOW}, unused for \
+                             {UNUSED_DAYS} days"
+                        )),
+                    })
+                    .await?;
+                archived.insert(it.id.clone());
+                report.archived.push(it.id.clone());
+            }
+        }
+        self.store.put_item_scores(&scores).await?;
+        report.rescored = scores.len();
+        report.took_ms[1] = elapsed_ms(t);
+
+        // Profiles, over what is still active (and the superseded items, shown as replaced).
+        let t = Instant::now();
+        let before = self.llm.today().await?;
+        let last_change: HashMap<ItemId, i64> = activity
+            .iter()
+            .map(|(id, a)| (id.clone(), a.last_change))
+            .collect();
+        let current: Vec<Item> = all
+            .into_iter()
+            .map(|mut i| {
+                if archived.contains(&i.id) {
+                    i.archived = true;
+                }
+                i
+            })
+            .collect();
+        let dated = |i: &Item| {
+            let first = activity.get(&i.id).map_or(now, |a| a.first_at);
+            i.happened_at
+                .or(i.said_at)
+                .unwrap_or(first)
+                .format("%Y-%m-%d")
+                .to_string()
+        };
+        let profiles: HashMap<(cairn_store::ProfileKind, String), String> = self
+            .store
+            .profiles()
+            .await?
+            .into_iter()
+            .map(|p| ((p.kind, p.subject), p.items_hash))
+            .collect();
+        for s in profile::subjects(&current, &last_change) {
+            if profiles.get(&(s.kind, s.name.clone())) == Some(&s.hash) {
+                report.profiles_unchanged += 1;
+                continue;
+            }
+            if report.stopped.is_some() || report.profiles.len() >= PROFILES_PER_NIGHT {
+                report.profiles_left += 1;
+                continue;
+            }
+            match self.write_profile(&s, &priorities, &dated, now).await {
+                Ok(Written::Stored) => report.profiles.push(match s.kind {
+                    cairn_store::ProfileKind::Project => format!("project:{}", s.name),
+                    cairn_store::ProfileKind::Machine => s.name.clone(),
+                }),
+                Ok(Written::Invalid(why)) => {
+                    tracing::info!(subject = %s.name, reason = %why, "profile answer invalid");
+                    report.profiles_invalid += 1;
+                }
+                Err(DistillError::Call(e)) => {
+                    tracing::warn!(error = %e, "profiles stopped for tonight");
+                    report.stopped = Some(e.to_string());
+                    report.profiles_left += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let after = self.llm.today().await?;
+        report.calls = after.calls.saturating_sub(before.calls);
+        report.input_tokens = after.input_tokens.saturating_sub(before.input_tokens);
+        report.output_tokens = after.output_tokens.saturating_sub(before.output_tokens);
+        report.cost_usd = (after.cost_usd - before.cost_usd).max(0.0);
+        report.took_ms[2] = elapsed_ms(t);
+        Ok(report)
+    }
+
+    /// Relates each active item to its nearest neighbours; returns the edges added.
+    async fn relate_neighbours(
+        &self,
+        active: &[&Item],
+        report: &mut SleepReport,
+    ) -> Result<usize, DistillError> {
+        let Some(e) = &self.embedder else {
+            return Ok(0);
+        };
+        let model = cairn_index::unit::vectors_id(e.model_id());
+        let owners: Vec<String> = active.iter().map(|i| i.id.as_str().to_owned()).collect();
+        let mut by_owner = self.store.summary_vectors(&owners, &model).await?;
+        let mut ids = Vec::with_capacity(by_owner.len());
+        let mut vectors = Vec::with_capacity(by_owner.len());
+        for it in active {
+            if let Some(mut v) = by_owner.remove(it.id.as_str())
+                && normalise(&mut v)
+            {
+                ids.push(it.id.clone());
+                vectors.push(v);
+            }
+        }
+        report.with_vectors = ids.len();
+        let top = neighbours(&vectors, RELATE_FROM, NEIGHBOURS);
+        drop(vectors);
+        let mut known = self.store.related_pairs().await?;
+        let mut added = 0;
+        for (i, near) in top.iter().enumerate() {
+            for &(sim, j) in near {
+                let (a, b) = if ids[i] <= ids[j] {
+                    (&ids[i], &ids[j])
+                } else {
+                    (&ids[j], &ids[i])
+                };
+                if !known.insert((a.as_str().to_owned(), b.as_str().to_owned())) {
+                    continue;
+                }
+                self.store
+                    .put_relation(&Relation {
+                        from: a.clone(),
+                        to: b.clone(),
+                        kind: RelationKind::Related,
+                        weight: sim,
+                    })
+                    .await?;
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
+    /// Brings an archived item back into the active set (a `restored` event); sleep leaves
+    /// it alone for [`UNUSED_DAYS`]. `None` when there is no such item; an item that is not
+    /// archived is returned as it is.
+    pub async fn restore(&self, id: &ItemId) -> Result<Option<Item>, DistillError> {
+        let Some(mut item) = self.store.item(id).await? else {
+            return Ok(None);
+        };
+        if !item.archived {
+            return Ok(Some(item));
+        }
+        item.archived = false;
+        self.store
+            .append_item_event(&NewItemEvent {
+                kind: ItemEventKind::Restored,
+                item: item.clone(),
+                reason: Some("restored".into()),
+            })
+            .await?;
+        Ok(Some(item))
+    }
+}
+
+fn elapsed_ms(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_follows_importance_recency_and_use() {
+        let p = |k, imp, age, used| priority(k, imp, age, used);
+        assert!((p(ItemKind::Fact, 3, 0.0, 0) - 3.0).abs() < 1e-9);
+        assert!(
+            (p(ItemKind::Fact, 4, 180.0, 0) - 2.0).abs() < 1e-9,
+            "one half-life"
+        );
+        assert!((p(ItemKind::Episode, 2, 30.0, 0) - 1.0).abs() < 1e-9);
+        assert!(p(ItemKind::Fact, 4, 10.0, 0) > p(ItemKind::Fact, 3, 10.0, 0));
+        assert!(p(ItemKind::Fact, 3, 10.0, 0) > p(ItemKind::Fact, 3, 100.0, 0));
+        assert!(p(ItemKind::Fact, 3, 100.0, 3) > p(ItemKind::Fact, 3, 100.0, 0));
+        assert!(
+            p(ItemKind::Preference, 3, 200.0, 0) > p(ItemKind::Observation, 3, 200.0, 0),
+            "kinds fade at their own pace"
+        );
+        assert!(
+            (p(ItemKind::Fact, 1, 0.0, 1) - (1.0 + 2f64.ln())).abs() < 1e-9,
+            "use = 1 + ln(1 + used)"
+        );
+    }
+
+    #[test]
+    fn neighbours_are_the_k_nearest_from_the_threshold() {
+        let mut vs = vec![
+            vec![1.0, 0.0],
+            vec![0.95, 0.31],
+            vec![0.9, 0.44],
+            vec![0.0, 1.0],
+        ];
+        for v in &mut vs {
+            assert!(normalise(v));
+        }
+        let top = neighbours(&vs, 0.8, 1);
+        assert_eq!(top[0].iter().map(|x| x.1).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(top[2].iter().map(|x| x.1).collect::<Vec<_>>(), vec![1]);
+        assert!(top[3].is_empty(), "{:?}", top[3]);
+        let top = neighbours(&vs, 0.8, 5);
+        assert_eq!(top[1].len(), 2);
+        assert!(top[1][0].0 >= top[1][1].0, "best first");
+        assert!(!normalise(&mut [0.0, 0.0]));
+    }
+}
