@@ -37,7 +37,7 @@ fn cpu_is_quiet() -> bool {
 
 impl Service {
     async fn distiller(&self) -> Result<Distiller> {
-        let settings = &self.settings().llm;
+        let settings = &self.llm_settings();
         let provider = cairn_llm::provider_from_settings(settings, self.paths())
             .map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?
             .ok_or_else(|| {
@@ -143,7 +143,7 @@ impl Service {
     /// Whether the worker may distil now: a provider is set, memory is on, no turn was
     /// captured for 5 minutes and the CPU is mostly idle.
     async fn machine_is_quiet(&self) -> bool {
-        if self.settings().llm.provider.is_empty() || !self.memory_enabled() {
+        if self.llm_settings().provider.is_empty() || !self.memory_enabled() {
             return false;
         }
         match self.store().last_capture_at().await {

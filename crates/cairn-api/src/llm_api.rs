@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use cairn_config::{LLM_PROVIDERS, LlmSettings};
+use cairn_config::{LLM_PROVIDERS, LlmSettings, Origin};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmStatus, LlmStatusReq, LlmTestReq, LlmTestRes,
-    LlmTotals,
+    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmSettingsReq, LlmStatus, LlmStatusReq,
+    LlmTestReq, LlmTestRes, LlmTotals, WorkerState,
 };
 use cairn_llm::{ApiKind, CallError, Llm, Policy, Provider, Request, api_key_user};
 
@@ -122,7 +122,7 @@ fn call_view(e: cairn_store::LedgerEntry) -> LlmCall {
 impl Service {
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn llm_status(&self, req: LlmStatusReq) -> Result<LlmStatus> {
-        let s = &self.settings().llm;
+        let s = &self.llm_settings();
         let store = self.store();
         let today = totals_view(
             store
@@ -170,7 +170,7 @@ impl Service {
     // No `err`: a missing provider is the caller's to report, not a service error.
     #[tracing::instrument(skip_all)]
     pub(crate) async fn llm_test(&self, req: LlmTestReq) -> Result<LlmTestRes> {
-        let mut settings: LlmSettings = self.settings().llm.clone();
+        let mut settings: LlmSettings = self.llm_settings();
         if let Some(p) = req.provider {
             settings.provider = p;
         }
@@ -253,6 +253,50 @@ impl Service {
                 Ok(res)
             }
         }
+    }
+
+    /// Saves the provider, model, endpoint, model file and daily budget in the config file's
+    /// `[llm]` table and puts them in effect at once. An invalid choice writes nothing and
+    /// names the key, the value and the problem.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_settings_set(&self, req: LlmSettingsReq) -> Result<LlmStatus> {
+        let file = self.config_file().to_path_buf();
+        let mut llm = self.llm_settings();
+        llm.provider = req.provider.trim().to_owned();
+        llm.model = req.model.trim().to_owned();
+        llm.base_url = req.base_url.trim().to_owned();
+        llm.model_path = req.model_path.trim().to_owned();
+        llm.daily_calls = req.daily_calls;
+        llm.daily_usd = req.daily_usd;
+        let checked = self
+            .settings()
+            .with_llm(llm, &Origin::File(file.clone()))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?
+            .llm;
+        let to_save = checked.clone();
+        blocking(move || cairn_config::save_llm(&file, &to_save))
+            .await?
+            .map_err(|e| ApiError::internal(format!("the model settings were not saved: {e}")))?;
+        tracing::info!(provider = %checked.provider, "model provider settings saved");
+        let idle =
+            self.workers().snapshot().iter().any(|w| {
+                w.name == crate::distill_api::DISTILLATION && w.state == WorkerState::Idle
+            });
+        if idle {
+            let detail = if checked.provider.is_empty() {
+                "no model provider is set: conversations stay searchable, items wait"
+            } else {
+                "distils settled conversations when the machine is quiet"
+            };
+            self.workers().report(
+                crate::distill_api::DISTILLATION,
+                WorkerState::Idle,
+                Some(detail.to_owned()),
+                None,
+            );
+        }
+        self.set_llm_settings(checked);
+        self.llm_status(LlmStatusReq::default()).await
     }
 
     #[tracing::instrument(skip_all)]

@@ -53,6 +53,8 @@ struct Inner {
     store: Store,
     paths: Paths,
     settings: Settings,
+    /// `[llm]` as in effect now: the settings view may change it while the service runs.
+    llm: std::sync::RwLock<cairn_config::LlmSettings>,
     config_file: PathBuf,
     host: ServiceHost,
     started_at: String,
@@ -292,6 +294,7 @@ impl Service {
                 store,
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
+                llm: std::sync::RwLock::new(opts.settings.llm.clone()),
                 config_file: opts.config_file.clone(),
                 host: opts.host,
                 started_at: now(),
@@ -685,6 +688,29 @@ impl Service {
     /// The settings in effect.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// `[llm]` as in effect now (the settings view may have changed it since start).
+    pub fn llm_settings(&self) -> cairn_config::LlmSettings {
+        self.inner
+            .llm
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts new `[llm]` settings in effect (already validated and saved).
+    pub(crate) fn set_llm_settings(&self, llm: cairn_config::LlmSettings) {
+        *self
+            .inner
+            .llm
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = llm;
+    }
+
+    /// The config file the settings came from (the settings view saves `[llm]` there).
+    pub fn config_file(&self) -> &std::path::Path {
+        &self.inner.config_file
     }
 
     /// The worker board.
@@ -1137,7 +1163,11 @@ impl Service {
     async fn config_show(&self, _: Empty) -> Result<ConfigView> {
         Ok(ConfigView {
             path: self.inner.config_file.display().to_string(),
-            effective: self.inner.settings.to_toml(),
+            effective: cairn_config::Settings {
+                llm: self.llm_settings(),
+                ..self.inner.settings.clone()
+            }
+            .to_toml(),
         })
     }
 

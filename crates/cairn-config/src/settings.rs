@@ -316,6 +316,26 @@ impl Settings {
         })
     }
 
+    /// These settings with `llm` in place of `[llm]`, validated as a whole; an error names
+    /// the key, the value and `origin` (where the change came from, e.g. the config file it
+    /// is to be saved in).
+    pub fn with_llm(&self, llm: LlmSettings, origin: &Origin) -> Result<Settings, SettingsError> {
+        let changed = Settings {
+            llm,
+            ..self.clone()
+        };
+        let merged = Table::try_from(&changed).map_err(|e| SettingsError::Invalid {
+            key: "llm".into(),
+            value: String::new(),
+            origin: origin.clone(),
+            reason: format!("cannot be written as TOML: {e}"),
+        })?;
+        let mut origins = BTreeMap::new();
+        record_origins(&merged, "", origin, &mut origins);
+        changed.validate(&merged, &origins)?;
+        Ok(changed)
+    }
+
     /// The settings as TOML (what `cairn config show` prints).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
@@ -597,6 +617,99 @@ fn parse_scalar(raw: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(raw.to_owned()))
 }
 
+/// The `[llm]` keys [`save_llm`] writes, with their values.
+fn llm_pairs(llm: &LlmSettings) -> [(&'static str, toml::Value); 6] {
+    [
+        ("provider", toml::Value::String(llm.provider.clone())),
+        ("model", toml::Value::String(llm.model.clone())),
+        ("base_url", toml::Value::String(llm.base_url.clone())),
+        ("model_path", toml::Value::String(llm.model_path.clone())),
+        (
+            "daily_calls",
+            toml::Value::Integer(i64::from(llm.daily_calls)),
+        ),
+        ("daily_usd", toml::Value::Float(llm.daily_usd)),
+    ]
+}
+
+/// Writes the provider, model, endpoint, model file and daily budget of `llm` into the
+/// `[llm]` table of the config file `file`, keeping every other line (comments included) as
+/// written: a key already set there is replaced in place, a missing one goes right under the
+/// table's header, and a file with no `[llm]` table gets one at its end. The file is replaced
+/// atomically (a temporary file renamed over it).
+pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
+    let text = match fs_err::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let pairs = llm_pairs(llm);
+    let line_of = |key: &str, value: &toml::Value| format!("{key} = {value}");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let header = lines.iter().position(|l| {
+        l.trim_start().strip_prefix("[llm]").is_some_and(|rest| {
+            let rest = rest.trim();
+            rest.is_empty() || rest.starts_with('#')
+        })
+    });
+    match header {
+        Some(h) => {
+            let end = lines[h + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with('['))
+                .map_or(lines.len(), |i| h + 1 + i);
+            let mut missing = Vec::new();
+            for (key, value) in &pairs {
+                let found = (h + 1..end).find(|&i| {
+                    let t = lines[i].trim_start();
+                    t.strip_prefix(key)
+                        .is_some_and(|rest| rest.trim_start().starts_with('='))
+                });
+                match found {
+                    Some(i) => lines[i] = line_of(key, value),
+                    None => missing.push(line_of(key, value)),
+                }
+            }
+            lines.splice(h + 1..h + 1, missing);
+        }
+        None => {
+            if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+                lines.push(String::new());
+            }
+            lines.push("[llm]".into());
+            lines.extend(pairs.iter().map(|(k, v)| line_of(k, v)));
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    // The result must read back as exactly what was asked, or nothing is written.
+    let parsed: Table = out
+        .parse()
+        .map_err(|e: toml::de::Error| SettingsError::Syntax {
+            path: file.to_path_buf(),
+            reason: format!("the [llm] table could not be updated in place: {e}"),
+        })?;
+    for (key, value) in &pairs {
+        if lookup(&parsed, &format!("llm.{key}")) != Some(value) {
+            return Err(SettingsError::Invalid {
+                key: format!("llm.{key}"),
+                value: value.to_string(),
+                origin: Origin::File(file.to_path_buf()),
+                reason: "the config file sets it in a way Cairn cannot edit in place \
+                         (outside its [llm] table); edit the file by hand"
+                    .into(),
+            });
+        }
+    }
+    if let Some(dir) = file.parent() {
+        fs_err::create_dir_all(dir)?;
+    }
+    let tmp = file.with_extension("toml.saving");
+    fs_err::write(&tmp, out)?;
+    fs_err::rename(&tmp, file)?;
+    Ok(())
+}
+
 /// The example file: the defaults with every setting commented out.
 fn write_example(file: &Path) -> std::io::Result<()> {
     let mut out = String::new();
@@ -828,5 +941,87 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(msg.contains("capture.aider.folders"), "{msg}");
+    }
+
+    fn llm(provider: &str, base_url: &str) -> LlmSettings {
+        let mut l = load(tempfile::tempdir().unwrap().path(), None, &[], &[])
+            .unwrap()
+            .settings
+            .llm;
+        l.provider = provider.into();
+        l.base_url = base_url.into();
+        l.daily_calls = 50;
+        l.daily_usd = 0.25;
+        l
+    }
+
+    #[test]
+    fn save_llm_edits_the_example_file_in_place_and_loads_back() {
+        let home = tempfile::tempdir().unwrap();
+        let paths = Paths::under(home.path());
+        // The first load writes the commented example.
+        let first = load(home.path(), None, &[], &[]).unwrap();
+        assert!(first.wrote_example);
+        save_llm(&paths.config_file(), &llm("claude-cli", "")).unwrap();
+        let text = fs_err::read_to_string(paths.config_file()).unwrap();
+        assert!(
+            text.contains("# The model that distils settled conversations"),
+            "{text}"
+        );
+        assert!(text.contains("[log]"), "{text}");
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert_eq!(s.llm.provider, "claude-cli");
+        assert_eq!((s.llm.daily_calls, s.llm.daily_usd), (50, 0.25));
+        // A second save replaces the keys it wrote, once each.
+        let mut local_server = llm("openai", "http://127.0.0.1:11434/v1");
+        local_server.model = "qwen2.5:3b".into();
+        save_llm(&paths.config_file(), &local_server).unwrap();
+        let text = fs_err::read_to_string(paths.config_file()).unwrap();
+        assert_eq!(text.matches("\nprovider = ").count(), 1, "{text}");
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert_eq!(s.llm.provider, "openai");
+        assert_eq!(s.llm.base_url, "http://127.0.0.1:11434/v1");
+    }
+
+    #[test]
+    fn save_llm_adds_a_table_to_a_file_without_one_and_keeps_the_rest() {
+        let home = tempfile::tempdir().unwrap();
+        let paths = Paths::under(home.path());
+        fs_err::create_dir_all(&paths.config).unwrap();
+        fs_err::write(paths.config_file(), "[service]\nport = 7420 # mine\n").unwrap();
+        save_llm(&paths.config_file(), &llm("gemini-cli", "")).unwrap();
+        let text = fs_err::read_to_string(paths.config_file()).unwrap();
+        assert!(
+            text.starts_with("[service]\nport = 7420 # mine\n"),
+            "{text}"
+        );
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert_eq!(
+            (s.service.port, s.llm.provider.as_str()),
+            (7420, "gemini-cli")
+        );
+    }
+
+    #[test]
+    fn with_llm_refuses_a_bad_choice_naming_key_value_and_file() {
+        let home = tempfile::tempdir().unwrap();
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        let origin = Origin::File(home.path().join("config.toml"));
+        let msg = s
+            .with_llm(llm("openai", "ftp://nowhere"), &origin)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("llm.") && msg.contains("config.toml"), "{msg}");
+        let mut ok = llm("openai", "http://127.0.0.1:1/v1");
+        ok.model = "qwen2.5:3b".into();
+        assert_eq!(s.with_llm(ok.clone(), &origin).unwrap().llm, ok);
+        let msg = s
+            .with_llm(llm("nobody", ""), &origin)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("llm.provider") && msg.contains("nobody"),
+            "{msg}"
+        );
     }
 }

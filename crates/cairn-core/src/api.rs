@@ -85,6 +85,8 @@ macro_rules! for_each_method {
                 "Send one tiny request to the model provider (the configured one, or the one named) and say what came back and how long it took.";
             llm_key_set($crate::api::LlmKeySetReq) -> $crate::api::LlmKeyState,
                 "Store an API key (anthropic, openai) in the OS keyring, or remove it.";
+            llm_settings_set($crate::api::LlmSettingsReq) -> $crate::api::LlmStatus,
+                "Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once.";
             distill_now($crate::api::DistillReq) -> $crate::api::DistillReport,
                 "Distil every settled conversation window now, within the day's model budget.";
         }
@@ -594,6 +596,7 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<LlmTestRes>(),
         file::<LlmKeySetReq>(),
         file::<LlmKeyState>(),
+        file::<LlmSettingsReq>(),
         file::<DistillReq>(),
         file::<DistillKept>(),
         file::<DistillDropped>(),

@@ -33,6 +33,7 @@ export type { LlmBudget } from "./LlmBudget";
 export type { LlmCall } from "./LlmCall";
 export type { LlmKeySetReq } from "./LlmKeySetReq";
 export type { LlmKeyState } from "./LlmKeyState";
+export type { LlmSettingsReq } from "./LlmSettingsReq";
 export type { LlmStatus } from "./LlmStatus";
 export type { LlmStatusReq } from "./LlmStatusReq";
 export type { LlmTestReq } from "./LlmTestReq";

@@ -18,6 +18,7 @@ import type { IntegrationList } from "./IntegrationList";
 import type { IntegrationSetReq } from "./IntegrationSetReq";
 import type { LlmKeySetReq } from "./LlmKeySetReq";
 import type { LlmKeyState } from "./LlmKeyState";
+import type { LlmSettingsReq } from "./LlmSettingsReq";
 import type { LlmStatus } from "./LlmStatus";
 import type { LlmStatusReq } from "./LlmStatusReq";
 import type { LlmTestReq } from "./LlmTestReq";
@@ -107,9 +108,11 @@ export type Methods = {
   llm_test: { req: LlmTestReq; res: LlmTestRes };
   /** Store an API key (anthropic, openai) in the OS keyring, or remove it. */
   llm_key_set: { req: LlmKeySetReq; res: LlmKeyState };
+  /** Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once. */
+  llm_settings_set: { req: LlmSettingsReq; res: LlmStatus };
   /** Distil every settled conversation window now, within the day's model budget. */
   distill_now: { req: DistillReq; res: DistillReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "distill_now"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "distill_now"] as const;

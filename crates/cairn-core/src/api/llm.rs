@@ -184,3 +184,23 @@ impl std::fmt::Debug for LlmKeySetReq {
             .finish()
     }
 }
+
+/// Change the model provider and the daily budget (the settings view's Save): written to the
+/// `[llm]` table of the config file, everything else in the file kept as written, and in
+/// effect at once. Every field is the whole new value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSettingsReq {
+    /// `llm.provider`: `""` (none) or one of [`LlmStatus::providers`].
+    pub provider: String,
+    /// `llm.model` (`""` = the provider's fast default).
+    pub model: String,
+    /// `llm.base_url` (`""` = the provider's public API).
+    pub base_url: String,
+    /// `llm.model_path` (the GGUF file of `local`).
+    pub model_path: String,
+    /// `llm.daily_calls`.
+    pub daily_calls: u32,
+    /// `llm.daily_usd`.
+    pub daily_usd: f64,
+}
