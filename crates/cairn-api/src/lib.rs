@@ -33,6 +33,7 @@ mod error;
 pub mod http;
 mod instance;
 mod integrations;
+pub mod items_api;
 pub mod llm_api;
 pub mod logging;
 mod models;

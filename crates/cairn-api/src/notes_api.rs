@@ -47,6 +47,7 @@ impl NotesSearch {
             id: note.id.clone(),
             source: "note".into(),
             title: Some(note.title.clone()),
+            item_kind: None,
             framework: "note".into(),
             project: note.project.clone(),
             session_id: String::new(),

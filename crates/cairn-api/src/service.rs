@@ -85,6 +85,7 @@ struct Inner {
     model_warnings: std::sync::Mutex<Vec<String>>,
     /// Titled notes and their search index.
     notes: crate::notes_api::NotesState,
+    items: crate::items_api::ItemsState,
 }
 
 /// Where loading the models stands.
@@ -172,6 +173,7 @@ fn record_hit(h: cairn_index::TextHit) -> SearchHit {
         id: h.record_id,
         source: "record".into(),
         title: None,
+        item_kind: None,
         framework: h.framework,
         project: h.project,
         session_id: h.session_id,
@@ -291,6 +293,7 @@ impl Service {
         Ok(Self {
             inner: Arc::new(Inner {
                 notes: crate::notes_api::NotesState::new(notes),
+                items: crate::items_api::ItemsState::default(),
                 store,
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
@@ -628,6 +631,10 @@ impl Service {
     }
 
     /// The notes and their search index.
+    pub(crate) fn items_state(&self) -> &crate::items_api::ItemsState {
+        &self.inner.items
+    }
+
     pub(crate) fn notes_state(&self) -> &crate::notes_api::NotesState {
         &self.inner.notes
     }
@@ -862,7 +869,7 @@ impl Service {
         };
         let kinds: Vec<String> = match &req.kinds {
             Some(k) if !k.is_empty() => k.iter().map(|k| k.trim().to_lowercase()).collect(),
-            _ => vec!["record".into(), "note".into()],
+            _ => vec!["record".into(), "item".into(), "note".into()],
         };
         if let Some(bad) = kinds
             .iter()
@@ -872,8 +879,8 @@ impl Service {
                 "unknown kind {bad:?}: use record, note or item"
             )));
         }
-        // Records and notes are candidates of one list: fused together, re-ranked once, and
-        // that order is the answer.
+        // Records, items and notes are candidates of one list: fused together, re-ranked
+        // once, and that order is the answer.
         let mut corpora = Vec::new();
         let mut records_at = None;
         if kinds.iter().any(|k| k == "record") {
@@ -884,6 +891,16 @@ impl Service {
                 keep: None,
                 store: Some(self.inner.store.clone()),
             });
+        }
+        // Items are what was learned: searched with records unless a framework is asked
+        // (an item belongs to none).
+        let mut items_at = None;
+        if kinds.iter().any(|k| k == "item")
+            && req.framework.is_none()
+            && let Some((index, corpus)) = self.items_corpus(q.project.clone()).await?
+        {
+            items_at = Some((corpora.len(), index));
+            corpora.push(corpus);
         }
         // Notes are the user's own words: searched with records unless a framework is asked.
         let mut notes_at = None;
@@ -903,8 +920,9 @@ impl Service {
         let reranked = searched.reranked;
         let out: Vec<SearchHit> = hits
             .into_iter()
-            .filter_map(|h| match &notes_at {
-                Some((at, index)) if *at == h.corpus => index.note_hit(h.hit),
+            .filter_map(|h| match (&notes_at, &items_at) {
+                (Some((at, index)), _) if *at == h.corpus => index.note_hit(h.hit),
+                (_, Some((at, index))) if *at == h.corpus => index.item_hit(h.hit),
                 _ if records_at == Some(h.corpus) => Some(record_hit(h.hit)),
                 _ => None,
             })

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use cairn_core::api::{
     ExploreEdge, ExploreNode, ExploreReq, ExploreRes, OpenReq, OpenRes, OpenedRecord, TurnView,
 };
-use cairn_core::{ErrorCode, NoteId, Record, RecordId};
+use cairn_core::{ErrorCode, ItemId, NoteId, Record, RecordId};
 use cairn_index::TextQuery;
 
 use crate::service::turn_view;
@@ -135,17 +135,38 @@ impl Service {
             return Ok(OpenRes {
                 kind: "note".into(),
                 record: None,
+                item: None,
                 note: Some(doc),
+            });
+        }
+        if id.starts_with(ItemId::PREFIX) {
+            return Ok(OpenRes {
+                kind: "item".into(),
+                record: None,
+                item: Some(self.opened_item(id).await?),
+                note: None,
             });
         }
         if !id.starts_with(RecordId::PREFIX) {
             return Err(ApiError::bad_request(format!(
-                "{id:?} is not an id Cairn gave out: record ids start with {}, note ids with {}",
+                "{id:?} is not an id Cairn gave out: record ids start with {}, item ids with {}, \
+                 note ids with {}",
                 RecordId::PREFIX,
+                ItemId::PREFIX,
                 NoteId::PREFIX
             )));
         }
         let record = self.record_or_404(id).await?;
+        Ok(OpenRes {
+            kind: "record".into(),
+            record: Some(self.opened_record(&record).await?),
+            item: None,
+            note: None,
+        })
+    }
+
+    /// A record whole, with where it sits in its conversation.
+    pub(crate) async fn opened_record(&self, record: &Record) -> Result<OpenedRecord> {
         let session = self
             .store()
             .session_records(&record.record.framework, &record.record.session_id)
@@ -160,20 +181,16 @@ impl Service {
             .filter_map(|i| session.get(i))
             .map(|r| r.record.id.to_string())
             .collect();
-        let turn: TurnView = turn_view(&record);
-        Ok(OpenRes {
-            kind: "record".into(),
-            record: Some(OpenedRecord {
-                framework: record.record.framework.clone(),
-                session_id: record.record.session_id.clone(),
-                project: record.record.project.clone(),
-                cwd: record.record.cwd.clone(),
-                turn,
-                position: index as u64 + 1,
-                session_turns: session.len() as u64,
-                neighbours,
-            }),
-            note: None,
+        let turn: TurnView = turn_view(record);
+        Ok(OpenedRecord {
+            framework: record.record.framework.clone(),
+            session_id: record.record.session_id.clone(),
+            project: record.record.project.clone(),
+            cwd: record.record.cwd.clone(),
+            turn,
+            position: index as u64 + 1,
+            session_turns: session.len() as u64,
+            neighbours,
         })
     }
 
@@ -207,6 +224,8 @@ impl Service {
                         project: doc.note.project.clone(),
                         timestamp: Some(doc.note.updated_at.clone()),
                     }
+                } else if id.starts_with(ItemId::PREFIX) {
+                    crate::items_api::item_node(&self.item_or_404(id).await?, 0)
                 } else if let Some(c) = id.strip_prefix("concept:") {
                     concept_node(&c.to_lowercase(), 0)
                 } else {
@@ -224,7 +243,7 @@ impl Service {
             }
             _ => {
                 return Err(ApiError::bad_request(
-                    "give either an id (a record or note id from search) or a concept, not both",
+                    "give either an id (a record, item or note id from search) or a concept, not both",
                 ));
             }
         };
@@ -264,6 +283,28 @@ impl Service {
                         }
                     }
                 }
+                "item" => {
+                    let item = self.item_or_404(&node.id).await?;
+                    for rel in self.store().relations_of(&item.id).await? {
+                        let other = if rel.from == item.id {
+                            &rel.to
+                        } else {
+                            &rel.from
+                        };
+                        if let Some(o) = self.store().item(other).await? {
+                            let kind = crate::items_api::relation_name(rel.kind);
+                            found.push((crate::items_api::item_node(&o, next), kind));
+                        }
+                    }
+                    for c in item.concepts.iter().take(CONCEPTS_PER_NODE) {
+                        found.push((concept_node(&c.to_lowercase(), next), "mentions"));
+                    }
+                    for src in &item.sources {
+                        if let Some(r) = self.store().record(src).await? {
+                            found.push((record_node(&r, next), "source"));
+                        }
+                    }
+                }
                 "note" => {
                     let doc = self
                         .notes()?
@@ -279,8 +320,11 @@ impl Service {
                     }
                 }
                 _ => {
-                    // A concept: the records and notes that are about it.
+                    // A concept: the items, records and notes that are about it.
                     let term = node.label.clone();
+                    for item in self.items_with_concept(&term, RECORDS_PER_CONCEPT).await? {
+                        found.push((crate::items_api::item_node(&item, next), "mentions"));
+                    }
                     let mut q = TextQuery::new(
                         &format!("\"{}\"", term.replace('"', " ")),
                         RECORDS_PER_CONCEPT,

@@ -169,6 +169,30 @@ enum Command {
         #[command(subcommand)]
         what: LlmCmd,
     },
+    /// Open a record, an item or a note whole (an item with its history, relations and
+    /// source requests).
+    Open {
+        /// The id, as search prints it (r_…, i_…, n_…).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List memory items, newest first.
+    Items {
+        /// Only this project's.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only those distilled from this conversation (FRAMEWORK:SESSION_ID).
+        #[arg(long, value_name = "FRAMEWORK:SESSION_ID")]
+        conversation: Option<String>,
+        /// Include archived and superseded items.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Distil settled conversations into memory items (the service also does it on its own
     /// when the machine is quiet).
     #[command(
@@ -639,6 +663,86 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
+            Command::Open { id, json } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res: Result<cairn_core::api::OpenRes, ApiError> = backend
+                    .call_typed("open", &cairn_core::api::OpenReq { id })
+                    .await;
+                backend.close().await;
+                let opened = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&opened)?);
+                } else {
+                    print_opened(&opened)?;
+                }
+                Ok(())
+            }
+            Command::Items {
+                project,
+                conversation,
+                all,
+                json,
+            } => {
+                let (framework, session_id) = match conversation.as_deref() {
+                    Some(c) => match c.split_once(':') {
+                        Some((f, s)) if !f.is_empty() && !s.is_empty() => {
+                            (Some(f.to_owned()), Some(s.to_owned()))
+                        }
+                        _ => {
+                            return Err(Failure {
+                                code: 2,
+                                error: anyhow::anyhow!(
+                                    "--conversation takes FRAMEWORK:SESSION_ID (for example claude-code:5b0c2a4e-…), got {c:?}"
+                                ),
+                            });
+                        }
+                    },
+                    None => (None, None),
+                };
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::ItemsReq {
+                    framework,
+                    session_id,
+                    project,
+                    all,
+                    limit: None,
+                };
+                let res: Result<cairn_core::api::ItemList, ApiError> =
+                    backend.call_typed("items_list", &req).await;
+                backend.close().await;
+                let list = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&list.items)?);
+                } else {
+                    let mut out = std::io::stdout().lock();
+                    if list.items.is_empty() {
+                        writeln!(out, "No items.")?;
+                    }
+                    for i in &list.items {
+                        writeln!(
+                            out,
+                            "{} · {} · {}{}\n    {}\n    {}\n",
+                            i.said_at.as_deref().unwrap_or("-"),
+                            i.kind,
+                            i.title,
+                            if i.superseded_by.is_some() {
+                                " · superseded"
+                            } else if i.archived {
+                                " · archived"
+                            } else {
+                                ""
+                            },
+                            i.summary,
+                            i.id
+                        )?;
+                    }
+                }
+                Ok(())
+            }
             Command::Distill { now: _, json } => {
                 let backend =
                     Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
@@ -857,6 +961,75 @@ async fn call_with_progress<Res: serde::de::DeserializeOwned>(
     }
 }
 
+fn print_opened(o: &cairn_core::api::OpenRes) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if let Some(it) = &o.item {
+        let i = &it.item;
+        writeln!(
+            out,
+            "{} · {} (importance {}, {})",
+            i.kind, i.title, i.importance, i.certainty
+        )?;
+        writeln!(out, "{}\n", i.summary)?;
+        writeln!(out, "{}\n", i.body)?;
+        if !i.cues.is_empty() {
+            writeln!(out, "Cues: {}", i.cues.join(" · "))?;
+        }
+        if !i.concepts.is_empty() {
+            writeln!(out, "Concepts: {}", i.concepts.join(", "))?;
+        }
+        if let Some(by) = &i.superseded_by {
+            writeln!(out, "Superseded by {by}")?;
+        }
+        writeln!(out, "\nHistory:")?;
+        for e in &it.history {
+            writeln!(
+                out,
+                "  {} {} {}",
+                e.at,
+                e.kind,
+                e.reason.as_deref().unwrap_or("")
+            )?;
+        }
+        if !it.relations.is_empty() {
+            writeln!(out, "\nRelations:")?;
+            for r in &it.relations {
+                let other = if r.from == i.id { &r.to } else { &r.from };
+                writeln!(
+                    out,
+                    "  {} {} {} ({:.2})",
+                    r.kind,
+                    other,
+                    r.other_title.as_deref().unwrap_or(""),
+                    r.weight
+                )?;
+            }
+        }
+        writeln!(out, "\nSources:")?;
+        for s in &it.sources {
+            writeln!(
+                out,
+                "  {} · {} · {}\n    {}",
+                s.turn.started_at, s.framework, s.session_id, s.turn.request
+            )?;
+        }
+        return Ok(());
+    }
+    if let Some(r) = &o.record {
+        writeln!(
+            out,
+            "{} · {} · request {} of {}\n",
+            r.framework, r.session_id, r.position, r.session_turns
+        )?;
+        writeln!(out, "{}", r.turn.request)?;
+        return Ok(());
+    }
+    if let Some(n) = &o.note {
+        writeln!(out, "{}\n\n{}", n.note.title, n.content)?;
+    }
+    Ok(())
+}
+
 fn print_distill(r: &cairn_core::api::DistillReport) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if r.windows == 0 && r.stopped.is_none() {
@@ -958,13 +1131,17 @@ fn print_hits(hits: &[SearchHit]) -> std::io::Result<()> {
         writeln!(out, "No matches.")?;
     }
     for h in hits {
+        let what = match (&h.item_kind, &h.title) {
+            (Some(kind), Some(title)) => format!("{kind} · {title}"),
+            (None, Some(title)) => format!("note · {title}"),
+            _ => format!("{} · {}", h.framework, h.outcome),
+        };
         writeln!(
             out,
-            "{} · {} · {} · {}{}",
+            "{} · {} · {}{}",
             h.timestamp,
-            h.framework,
+            what,
             h.project.as_deref().unwrap_or("(no project)"),
-            h.outcome,
             if h.in_range {
                 ""
             } else {

@@ -790,6 +790,64 @@ fn distill_now_turns_a_settled_conversation_into_items_once() {
     let sent = fs_err::read_to_string(bin.join("claude.stdin")).unwrap();
     assert!(sent.contains("Which port does relay listen on?"), "{sent}");
 
+    // The item is found by search beside the records, opened whole with its source request,
+    // and listed with its conversation.
+    let item_id = w["kept"][0]["id"].as_str().unwrap().to_owned();
+    let hits = search(h, c, "relay port");
+    let first = hits.iter().position(|x| x["source"] == "item");
+    assert!(
+        first.is_some_and(|p| p < 3),
+        "the item is among the first hits: {hits:#?}"
+    );
+    let hit = &hits[first.unwrap()];
+    assert_eq!(hit["id"], item_id.as_str());
+    assert_eq!(hit["item_kind"], "fact");
+    assert_eq!(hit["title"], "Relay listens on port 7420");
+    let out = cairn(h, c)
+        .args(["open", &item_id, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let opened: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(opened["kind"], "item");
+    assert_eq!(
+        opened["item"]["item"]["summary"],
+        "The relay service listens on TCP port 7420, set in config/relay.toml."
+    );
+    assert_eq!(opened["item"]["history"][0]["kind"], "created");
+    let sources = opened["item"]["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 1);
+    assert_eq!(
+        sources[0]["turn"]["request"],
+        "Which port does relay listen on?"
+    );
+    let out = cairn(h, c)
+        .args([
+            "items",
+            "--conversation",
+            "claude-code:sess-relay",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["id"], item_id.as_str());
+    let out = cairn(h, c)
+        .args(["items", "--conversation", "nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
     // Distilling again changes nothing and costs nothing.
     let again = distill_json(h, c, &bin);
     assert_eq!(
@@ -819,4 +877,11 @@ fn distill_now_turns_a_settled_conversation_into_items_once() {
     .unwrap();
     assert_eq!(status["counts"]["items"], 0, "{status}");
     assert_eq!(distill_json(h, c, &bin)["windows"], 0);
+    assert!(
+        search(h, c, "relay port")
+            .iter()
+            .all(|x| x["source"] != "item")
+    );
+    let out = cairn(h, c).args(["open", &item_id]).output().unwrap();
+    assert!(!out.status.success(), "a cleared item cannot be opened");
 }

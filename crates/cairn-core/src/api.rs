@@ -9,11 +9,13 @@ use ts_rs::TS;
 use crate::ErrorCode;
 
 mod distill;
+mod items;
 mod llm;
 mod notes;
 mod tools;
 
 pub use distill::*;
+pub use items::*;
 pub use llm::*;
 pub use notes::*;
 pub use tools::*;
@@ -87,6 +89,8 @@ macro_rules! for_each_method {
                 "Store an API key (anthropic, openai) in the OS keyring, or remove it.";
             llm_settings_set($crate::api::LlmSettingsReq) -> $crate::api::LlmStatus,
                 "Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once.";
+            items_list($crate::api::ItemsReq) -> $crate::api::ItemList,
+                "Typed memory items, newest first: all, one project's, or those distilled from one conversation.";
             distill_now($crate::api::DistillReq) -> $crate::api::DistillReport,
                 "Distil every settled conversation window now, within the day's model budget.";
         }
@@ -250,13 +254,17 @@ pub struct SearchReq {
 /// One search hit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct SearchHit {
-    /// The record's (later: item's or note's) id.
+    /// The record's, item's or note's id.
     pub id: String,
-    /// What it is: `record` or `note` (items later).
+    /// What it is: `record`, `item` or `note`.
     pub source: String,
-    /// A note's title (absent for records).
+    /// A note's or an item's title (absent for records).
     #[serde(default)]
     pub title: Option<String>,
+    /// An item's kind (fact, decision, …); absent for records and notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub item_kind: Option<String>,
     /// Framework.
     pub framework: String,
     /// Project identity.
@@ -597,6 +605,12 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<LlmKeySetReq>(),
         file::<LlmKeyState>(),
         file::<LlmSettingsReq>(),
+        file::<ItemView>(),
+        file::<ItemEventView>(),
+        file::<ItemRelationView>(),
+        file::<OpenedItem>(),
+        file::<ItemsReq>(),
+        file::<ItemList>(),
         file::<DistillReq>(),
         file::<DistillKept>(),
         file::<DistillDropped>(),

@@ -33,8 +33,8 @@ use cairn_llm::{CallError, Llm, Request};
 use cairn_store::Store;
 use serde::Serialize;
 
-pub use reconcile::Action;
 pub use profile::PROFILES_PER_NIGHT;
+pub use reconcile::{Action, item_vectors};
 pub use rules::Dropped;
 pub use sleep::SleepReport;
 

@@ -120,36 +120,11 @@ impl Distiller {
 
     /// Stores an item's vectors: its summary, each cue and each chunk of its body.
     async fn store_vectors(&self, item: &Item) -> Result<Option<Vec<f32>>, DistillError> {
-        let Some(model) = self.vectors_model() else {
+        let (Some(embedder), Some(model)) = (&self.embedder, self.vectors_model()) else {
             return Ok(None);
         };
-        let chunks: Vec<&str> = cairn_text::chunk::split(&item.body)
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect();
-        let mut texts: Vec<&str> = vec![item.summary.as_str()];
-        texts.extend(item.cues.iter().map(String::as_str));
-        texts.extend(chunks.iter().copied());
-        let Some(vectors) = self.embed(&texts)? else {
-            return Ok(None);
-        };
-        let mut batch = Vec::with_capacity(vectors.len());
-        for (i, v) in vectors.into_iter().enumerate() {
-            let (kind, ord) = if i == 0 {
-                (VectorKind::Summary, 0)
-            } else if i <= item.cues.len() {
-                (VectorKind::Cue, i - 1)
-            } else {
-                (VectorKind::Chunk, i - 1 - item.cues.len())
-            };
-            batch.push(StoredVector {
-                owner: item.id.as_str().to_owned(),
-                kind,
-                ord: u32::try_from(ord).unwrap_or(u32::MAX),
-                model: model.clone(),
-                vector: v,
-            });
-        }
+        let batch = item_vectors(embedder.as_ref(), &model, item)
+            .map_err(|e| DistillError::Embed(e.to_string()))?;
         let summary = batch.first().map(|v| v.vector.clone());
         self.store.put_vectors(&batch).await?;
         Ok(summary)
@@ -266,6 +241,44 @@ impl Distiller {
         }
         out
     }
+}
+
+/// An item's vectors, as the store keeps them under `model` (see
+/// `cairn_index::unit::vectors_id`): its summary (kind summary, position 0), each cue (kind
+/// cue) and each chunk of its body (kind chunk). Blocking: it runs the embedder.
+pub fn item_vectors(
+    embedder: &dyn cairn_core::ports::Embedder,
+    model: &str,
+    item: &Item,
+) -> Result<Vec<StoredVector>, cairn_core::ports::BackendError> {
+    let chunks: Vec<&str> = cairn_text::chunk::split(&item.body)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let mut texts: Vec<&str> = vec![item.summary.as_str()];
+    texts.extend(item.cues.iter().map(String::as_str));
+    texts.extend(chunks.iter().copied());
+    let vectors = embedder.embed(&texts)?;
+    Ok(vectors
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (kind, ord) = if i == 0 {
+                (VectorKind::Summary, 0)
+            } else if i <= item.cues.len() {
+                (VectorKind::Cue, i - 1)
+            } else {
+                (VectorKind::Chunk, i - 1 - item.cues.len())
+            };
+            StoredVector {
+                owner: item.id.as_str().to_owned(),
+                kind,
+                ord: u32::try_from(ord).unwrap_or(u32::MAX),
+                model: model.to_owned(),
+                vector: v,
+            }
+        })
+        .collect())
 }
 
 /// Reconciles `new` items (already through the rules) with the known ones, in order.

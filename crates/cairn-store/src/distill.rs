@@ -211,6 +211,22 @@ impl Store {
             .collect()
     }
 
+    /// The item log's newest event and its number of events: any change to items (a new
+    /// event, a Clear) changes it.
+    pub async fn item_log_stamp(&self) -> Result<(i64, i64)> {
+        let db = self.conn();
+        let row = db
+            .query_one(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT COALESCE(MAX(seq), 0) AS s, COUNT(*) AS n FROM item_events",
+            ))
+            .await?;
+        Ok(match row {
+            Some(r) => (r.try_get("", "s")?, r.try_get("", "n")?),
+            None => (0, 0),
+        })
+    }
+
     /// When the newest request was captured (the machine is busy while turns arrive).
     pub async fn last_capture_at(&self) -> Result<Option<Timestamp>> {
         let db = self.conn();

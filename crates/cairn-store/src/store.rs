@@ -622,11 +622,13 @@ impl Store {
         Ok(())
     }
 
-    /// How many vectors one model made.
+    /// How many vectors of records one model made (items' vectors, kept in the same table,
+    /// are not counted: the records' vector index holds only records).
     pub async fn count_vectors(&self, model: &str) -> Result<u64> {
         use sea_orm::PaginatorTrait;
         Ok(vectors::Entity::find()
             .filter(vectors::Column::Model.eq(model))
+            .filter(vectors::Column::OwnerId.starts_with(RecordId::PREFIX))
             .count(&self.db)
             .await?)
     }

@@ -9,7 +9,8 @@ from: string,
  */
 to: string, 
 /**
- * `same_session`, `same_project`, `mentions` (a record or note and a concept it is
- * about) or `related` (an item relation).
+ * `same_session`, `same_project`, `mentions` (a record, item or note and a concept it
+ * is about), `source` (an item and a request it came from), or an item relation:
+ * `related`, `supersedes`, `contradicts`.
  */
 relation: string, };

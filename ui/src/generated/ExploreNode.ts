@@ -1,11 +1,11 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
 export type ExploreNode = { 
 /**
- * Its id (a record or note id), or `concept:<term>`.
+ * Its id (a record, item or note id), or `concept:<term>`.
  */
 id: string, 
 /**
- * `record`, `note` or `concept`.
+ * `record`, `item`, `note` or `concept`.
  */
 kind: string, 
 /**

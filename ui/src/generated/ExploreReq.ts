@@ -1,7 +1,7 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
 export type ExploreReq = { 
 /**
- * Start from this record or note.
+ * Start from this record, item or note.
  */
 id: string | null, 
 /**

@@ -1,17 +1,21 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
 export type SearchHit = { 
 /**
- * The record's (later: item's or note's) id.
+ * The record's, item's or note's id.
  */
 id: string, 
 /**
- * What it is: `record` or `note` (items later).
+ * What it is: `record`, `item` or `note`.
  */
 source: string, 
 /**
- * A note's title (absent for records).
+ * A note's or an item's title (absent for records).
  */
 title: string | null, 
+/**
+ * An item's kind (fact, decision, …); absent for records and notes.
+ */
+item_kind?: string, 
 /**
  * Framework.
  */

@@ -16,6 +16,8 @@ import type { IndexReport } from "./IndexReport";
 import type { IntegrationChange } from "./IntegrationChange";
 import type { IntegrationList } from "./IntegrationList";
 import type { IntegrationSetReq } from "./IntegrationSetReq";
+import type { ItemList } from "./ItemList";
+import type { ItemsReq } from "./ItemsReq";
 import type { LlmKeySetReq } from "./LlmKeySetReq";
 import type { LlmKeyState } from "./LlmKeyState";
 import type { LlmSettingsReq } from "./LlmSettingsReq";
@@ -110,9 +112,11 @@ export type Methods = {
   llm_key_set: { req: LlmKeySetReq; res: LlmKeyState };
   /** Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once. */
   llm_settings_set: { req: LlmSettingsReq; res: LlmStatus };
+  /** Typed memory items, newest first: all, one project's, or those distilled from one conversation. */
+  items_list: { req: ItemsReq; res: ItemList };
   /** Distil every settled conversation window now, within the day's model budget. */
   distill_now: { req: DistillReq; res: DistillReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "distill_now"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now"] as const;

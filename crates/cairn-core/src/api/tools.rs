@@ -9,7 +9,7 @@ use super::{NoteDoc, TurnView};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
 pub struct OpenReq {
-    /// A record id (`r_…`) or a note id (`n_…`), as search returns them.
+    /// A record id (`r_…`), an item id (`i_…`) or a note id (`n_…`), as search returns them.
     pub id: String,
 }
 
@@ -39,10 +39,14 @@ pub struct OpenedRecord {
 /// What `open` found: exactly one of `record` and `note`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct OpenRes {
-    /// `record` or `note`.
+    /// `record`, `item` or `note`.
     pub kind: String,
     /// The record, when the id is a record's.
     pub record: Option<OpenedRecord>,
+    /// The item with its history, relations and source requests, when the id is an item's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub item: Option<super::OpenedItem>,
     /// The note, when the id is a note's.
     pub note: Option<NoteDoc>,
 }
@@ -51,7 +55,7 @@ pub struct OpenRes {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
 pub struct ExploreReq {
-    /// Start from this record or note.
+    /// Start from this record, item or note.
     #[serde(default)]
     pub id: Option<String>,
     /// Or start from this concept (a word or short phrase).
@@ -68,9 +72,9 @@ pub struct ExploreReq {
 /// A thing reached while exploring.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ExploreNode {
-    /// Its id (a record or note id), or `concept:<term>`.
+    /// Its id (a record, item or note id), or `concept:<term>`.
     pub id: String,
-    /// `record`, `note` or `concept`.
+    /// `record`, `item`, `note` or `concept`.
     pub kind: String,
     /// A short label: the request, the note's title, or the concept.
     pub label: String,
@@ -92,8 +96,9 @@ pub struct ExploreEdge {
     pub from: String,
     /// To this id.
     pub to: String,
-    /// `same_session`, `same_project`, `mentions` (a record or note and a concept it is
-    /// about) or `related` (an item relation).
+    /// `same_session`, `same_project`, `mentions` (a record, item or note and a concept it
+    /// is about), `source` (an item and a request it came from), or an item relation:
+    /// `related`, `supersedes`, `contradicts`.
     pub relation: String,
 }
 
