@@ -19,6 +19,7 @@
 
 pub mod profile;
 pub mod prompt;
+mod rebuild;
 mod reconcile;
 pub mod rules;
 pub mod sleep;
@@ -34,6 +35,7 @@ use cairn_store::Store;
 use serde::Serialize;
 
 pub use profile::PROFILES_PER_NIGHT;
+pub use rebuild::{DiffItem, RebuildReport};
 pub use reconcile::{Action, item_vectors};
 pub use rules::Dropped;
 pub use sleep::SleepReport;
@@ -219,12 +221,24 @@ impl Distiller {
 
     /// The settled windows at `now`, oldest first.
     pub async fn settled_windows(&self, now: Timestamp) -> Result<Vec<Window>, DistillError> {
+        self.windows(Some(now)).await
+    }
+
+    /// Every window of requests not yet distilled, oldest first: only the settled ones at
+    /// `now`, or all of them when `now` is `None` (a rebuild).
+    pub(crate) async fn windows(
+        &self,
+        now: Option<Timestamp>,
+    ) -> Result<Vec<Window>, DistillError> {
         let quiet = chrono::Duration::from_std(self.settle.quiet).unwrap_or(chrono::Duration::MAX);
         let max_age =
             chrono::Duration::from_std(self.settle.max_age).unwrap_or(chrono::Duration::MAX);
         let mut out = Vec::new();
         for s in self.store.pending_sessions().await? {
-            if now - s.last_at < quiet && now - s.first_at < max_age {
+            if let Some(now) = now
+                && now - s.last_at < quiet
+                && now - s.first_at < max_age
+            {
                 continue;
             }
             let records = self

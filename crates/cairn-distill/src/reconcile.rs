@@ -323,6 +323,14 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
         match best {
             Some((ki, sim)) if sim >= merge_at && !numbers_differ(&known[ki].item, item) => {
                 let merged = merge(&known[ki].item, item);
+                if merged == known[ki].item {
+                    // Found again with nothing new (a rebuild): no event, nothing to embed.
+                    actions[idx] = Some(Action::Merged {
+                        item: Box::new(merged),
+                        similarity: sim,
+                    });
+                    continue;
+                }
                 d.event(
                     ItemEventKind::Merged,
                     &merged,

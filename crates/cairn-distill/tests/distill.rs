@@ -435,3 +435,122 @@ async fn a_spent_budget_leaves_settled_windows_for_tomorrow() {
     );
     assert!(store.items(true).await.unwrap().is_empty());
 }
+
+/// A model that, asked again (new prompts or a better model), finds the decision with one
+/// more fact, no longer the episode, and a new pitfall.
+struct ScriptedV2;
+
+impl Provider for ScriptedV2 {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+    fn model(&self) -> &str {
+        "claude-sonnet-4-5"
+    }
+    fn complete(&self, r: &Request, _deadline: Instant) -> Result<Reply, ProviderError> {
+        let text = json!({"items": [
+            {"kind": "fact", "title": "Relay listens on port 7420",
+             "summary": "The relay service in acme/relay listens on TCP port 7420 (set in config/relay.toml).",
+             "body": "The relay service listens on port 7420. The port is set in config/relay.toml under [server].",
+             "cues": ["which port does relay listen on?", "where is the relay port configured?",
+                      "relay connection refused on localhost", "change the relay server port"],
+             "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated",
+             "sources": [1]},
+            {"kind": "decision", "title": "SQLite in WAL mode for the relay queue",
+             "summary": "The relay queue uses SQLite in WAL mode so readers never block the writer.",
+             "body": "We chose SQLite with journal_mode=WAL for the relay queue. Readers never block the single writer. Postgres was rejected as too heavy for one node.",
+             "cues": ["why does relay use WAL?", "relay queue database choice",
+                      "sqlite database is locked in relay", "should the queue move to postgres?"],
+             "concepts": ["sqlite", "wal", "queue", "relay"], "importance": 4, "certainty": "stated",
+             "sources": [2]},
+            {"kind": "pitfall", "title": "Committing needs the short message style",
+             "summary": "Commits in acme/relay are rejected by the hook unless the subject is under 50 characters.",
+             "body": "The commit hook rejects subjects of 50 characters or more; keep commit subjects short.",
+             "cues": ["commit rejected by hook", "commit message too long", "relay commit rules", "git hook error"],
+             "concepts": ["git", "commit", "hook"], "importance": 3, "certainty": "stated", "sources": [4]}
+        ]})
+        .to_string();
+        Ok(Reply {
+            text,
+            model: "claude-sonnet-4-5-20250929".into(),
+            usage: Usage {
+                input_tokens: (r.system.len() + r.prompt.len()) as u64 / 4,
+                output_tokens: 650,
+            },
+            cost_usd: Some(0.012),
+        })
+    }
+}
+
+fn recordings_v2() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/recordings-v2")
+}
+
+#[tokio::test]
+async fn a_rebuild_keeps_ids_of_what_is_found_again_and_reports_the_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    seed_first(&store).await;
+    let d = distiller(&store, 50).await;
+    d.run(at("2026-03-02T11:00:00Z"), &|_, _| {}).await.unwrap();
+    let before = store.items(false).await.unwrap();
+    assert_eq!(before.len(), 3);
+
+    // The same prompts and answers: nothing changes, not even the log.
+    let events = count_events(&store).await;
+    let same = d.rebuild(None, &|_, _| {}).await.unwrap();
+    assert_eq!(same.run.windows, 1);
+    assert!(
+        same.added.is_empty() && same.changed.is_empty() && same.dropped.is_empty(),
+        "{same:#?}"
+    );
+    assert_eq!(same.unchanged, 3);
+    assert_eq!(count_events(&store).await, events);
+
+    // Another model: the decision gains a fact (same id), the episode is not found again
+    // (archived, kept in the log), a pitfall is new.
+    let v2: Arc<dyn Provider> = if std::env::var_os("CAIRN_RECORD").is_some() {
+        Arc::new(Recorded::recording(&recordings_v2(), Arc::new(ScriptedV2)))
+    } else {
+        Arc::new(Recorded::replay(&recordings_v2()))
+    };
+    let d2 = Distiller::new(
+        store.clone(),
+        Llm::new(v2, store.clone(), policy(50)),
+        Some(embedder()),
+        Settle::default(),
+    );
+    let diff = d2.rebuild(None, &|_, _| {}).await.unwrap();
+    let titles =
+        |l: &[cairn_distill::DiffItem]| l.iter().map(|x| x.title.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        titles(&diff.added),
+        vec!["Committing needs the short message style"]
+    );
+    assert_eq!(
+        titles(&diff.changed),
+        vec!["SQLite in WAL mode for the relay queue"]
+    );
+    assert_eq!(
+        titles(&diff.dropped),
+        vec!["Tried to bump the Rust toolchain"]
+    );
+    assert_eq!(diff.unchanged, 1);
+    let decision = before
+        .iter()
+        .find(|i| i.kind == ItemKind::Decision)
+        .unwrap();
+    let now = store.item(&decision.id).await.unwrap().unwrap();
+    assert!(now.body.contains("Postgres was rejected"), "{}", now.body);
+    let episode = before.iter().find(|i| i.kind == ItemKind::Episode).unwrap();
+    let history = store.item_history(&episode.id).await.unwrap();
+    assert_eq!(history.last().unwrap().event.kind, ItemEventKind::Archived);
+    assert!(
+        store
+            .items(false)
+            .await
+            .unwrap()
+            .iter()
+            .all(|i| i.id != episode.id)
+    );
+}
