@@ -5,13 +5,13 @@
 //! them with the logs.
 use std::collections::{HashMap, HashSet};
 
-use cairn_core::{ItemId, Timestamp, VectorKind};
+use cairn_core::{ItemId, Relation, Timestamp, VectorKind};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Statement};
 use sea_orm::{TransactionTrait, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::entity::vectors;
-use crate::store::{parse_ts, ts_text};
+use crate::store::{now_text, parse_ts, ts_text};
 use crate::{Error, Result, Store};
 
 /// One item's activity in the long-term log.
@@ -170,6 +170,32 @@ impl Store {
         Ok(out)
     }
 
+    /// Adds (or re-weighs) many edges of the concept graph in one transaction.
+    pub async fn put_relations(&self, edges: &[Relation]) -> Result<()> {
+        let _writer = self.write_lock().await;
+        let backend = self.conn().get_database_backend();
+        let at = now_text();
+        let txn = self.conn().begin().await?;
+        for r in edges {
+            txn.execute(Statement::from_sql_and_values(
+                backend,
+                "INSERT INTO relations (from_id, to_id, kind, weight, created_at) \
+                 VALUES (?, ?, ?, ?, ?) \
+                 ON CONFLICT (from_id, to_id, kind) DO UPDATE SET weight = excluded.weight",
+                [
+                    r.from.as_str().into(),
+                    r.to.as_str().into(),
+                    relation_name(r.kind).into(),
+                    f64::from(r.weight).into(),
+                    at.clone().into(),
+                ],
+            ))
+            .await?;
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
     /// Stores priorities (replacing earlier ones of the same items), in one transaction.
     pub async fn put_item_scores(&self, scores: &[ItemScore]) -> Result<()> {
         let _writer = self.write_lock().await;
@@ -313,6 +339,14 @@ impl Store {
     }
 }
 
+fn relation_name(k: cairn_core::RelationKind) -> &'static str {
+    match k {
+        cairn_core::RelationKind::Related => "related",
+        cairn_core::RelationKind::Supersedes => "supersedes",
+        cairn_core::RelationKind::Contradicts => "contradicts",
+    }
+}
+
 /// The journal kind of a finished sleep.
 const SLEEP_JOURNAL: &str = "sleep";
 
@@ -320,7 +354,7 @@ const SLEEP_JOURNAL: &str = "sleep";
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use cairn_core::{Certainty, Item, ItemEventKind, ItemKind, NewItemEvent, Relation};
+    use cairn_core::{Certainty, Item, ItemEventKind, ItemKind, NewItemEvent};
     use cairn_core::{RelationKind, VectorKind};
 
     use crate::StoredVector;
@@ -459,17 +493,26 @@ mod tests {
                 .is_none()
         );
 
-        for (f, t) in [("i_b", "i_a"), ("i_a", "i_c")] {
-            store
-                .put_relation(&Relation {
-                    from: ItemId::new(f),
-                    to: ItemId::new(t),
-                    kind: RelationKind::Related,
-                    weight: 0.9,
-                })
-                .await
-                .unwrap();
-        }
+        store
+            .put_relation(&Relation {
+                from: ItemId::new("i_b"),
+                to: ItemId::new("i_a"),
+                kind: RelationKind::Related,
+                weight: 0.9,
+            })
+            .await
+            .unwrap();
+        let edge = Relation {
+            from: ItemId::new("i_a"),
+            to: ItemId::new("i_c"),
+            kind: RelationKind::Related,
+            weight: 0.8,
+        };
+        store.put_relations(&[edge.clone(), edge]).await.unwrap();
+        assert_eq!(
+            store.relations_of(&ItemId::new("i_c")).await.unwrap().len(),
+            1
+        );
         let pairs = store.related_pairs().await.unwrap();
         assert!(pairs.contains(&("i_a".into(), "i_b".into())), "{pairs:?}");
         assert!(pairs.contains(&("i_a".into(), "i_c".into())));
