@@ -96,7 +96,13 @@ enum Answer {
 }
 
 /// Methods that may run for minutes.
-const LONG_METHODS: [&str; 3] = ["capture_run", "index_rebuild", "distill_now"];
+const LONG_METHODS: [&str; 5] = [
+    "capture_run",
+    "index_rebuild",
+    "distill_now",
+    "distill_rebuild",
+    "sleep_now",
+];
 
 impl Client {
     /// A client for the service described by `info`. Its first call checks who answers

@@ -149,7 +149,7 @@ macro_rules! dispatch_table {
 cairn_core::for_each_method!(dispatch_table);
 
 /// A date (`2026-08-20`, the start or, with `end`, the end of that day) or an RFC 3339 time.
-fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
+pub(crate) fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
         return Ok(t.with_timezone(&chrono::Utc));
     }

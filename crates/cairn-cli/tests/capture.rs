@@ -865,6 +865,38 @@ fn distill_now_turns_a_settled_conversation_into_items_once() {
     .unwrap();
     assert_eq!(status["counts"]["items"], 1, "{status}");
 
+    // A rebuild with the same model finds the same item again: same id, nothing changed.
+    let out = cairn(h, c)
+        .args(["distill", "--rebuild", "--json"])
+        .env("CAIRN__LLM__PROVIDER", "claude-cli")
+        .env("CAIRN__MODELS__EMBEDDER", test_model())
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rebuilt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rebuilt["run"]["windows"], 1, "{rebuilt}");
+    assert_eq!(rebuilt["unchanged"], 1, "{rebuilt}");
+    assert_eq!(rebuilt["added"].as_array().map(Vec::len), Some(0));
+    assert_eq!(rebuilt["dropped"].as_array().map(Vec::len), Some(0));
+    let out = cairn(h, c)
+        .args(["distill", "--since", "2026-01-01"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--since goes with --rebuild");
+
     // Clear removes the items; nothing is distilled back from nothing.
     ok(cairn(h, c).args(["clear", "--yes"]));
     let status: serde_json::Value = serde_json::from_slice(
