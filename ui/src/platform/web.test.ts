@@ -87,4 +87,18 @@ describe("web backend", () => {
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe("internal");
   });
+
+  it("gives the model test and distillation the time they may take", async () => {
+    const timeout = vi.spyOn(AbortSignal, "timeout");
+    try {
+      const fetch = vi.fn(async () => jsonResponse(200, {}));
+      const backend = createWebBackend({ token: "t", fetch });
+      await backend.call("status", {});
+      await backend.call("llm_test", {});
+      await backend.call("distill_now", {});
+      expect(timeout.mock.calls.map((c) => c[0])).toEqual([15_000, 110_000, 3_600_000]);
+    } finally {
+      timeout.mockRestore();
+    }
+  });
 });

@@ -18,6 +18,10 @@ const SLOW_METHODS: Partial<Record<keyof Methods, number>> = {
   clear: 120_000,
   // The first pass on a machine with years of sessions reads them all.
   capture_run: 30 * 60_000,
+  // One tiny request to a model provider: the service gives it at most 100 s.
+  llm_test: 110_000,
+  // Every settled conversation window, one model request each, within the day's budget.
+  distill_now: 60 * 60_000,
 };
 
 /** Talks to the service over HTTP: `POST /api/rpc/<method>` with a JSON body. */
