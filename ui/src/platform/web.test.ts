@@ -94,7 +94,7 @@ describe("web backend", () => {
       const fetch = vi.fn(async () => jsonResponse(200, {}));
       const backend = createWebBackend({ token: "t", fetch });
       await backend.call("status", {});
-      await backend.call("llm_test", {});
+      await backend.call("llm_test", { provider: null, model: null, base_url: null, model_path: null });
       await backend.call("distill_now", {});
       expect(timeout.mock.calls.map((c) => c[0])).toEqual([15_000, 110_000, 3_600_000]);
     } finally {
