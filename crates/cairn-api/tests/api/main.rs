@@ -2,4 +2,5 @@
 //! over raw TCP and through the real client.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
+mod llm_settings;
 mod trust;
