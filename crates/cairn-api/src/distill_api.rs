@@ -277,6 +277,151 @@ pub(crate) fn spawn_distillation(
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "distillation failed"),
             }
+            service.sleep_if_due().await;
         }
     })
+}
+
+/// Sleep runs again once the last one is this old (the worker checks every 30 minutes).
+const SLEEP_EVERY: chrono::Duration = chrono::Duration::hours(20);
+
+impl Service {
+    /// The `sleep_now` method: the nightly tidy-up at once (`cairn distill --sleep`).
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn sleep_now(
+        &self,
+        _: cairn_core::api::SleepReq,
+    ) -> Result<cairn_core::api::SleepReport> {
+        let started = std::time::Instant::now();
+        let r = self.run_sleep().await?;
+        Ok(sleep_to_api(r, started.elapsed()))
+    }
+
+    /// Runs sleep now (relate, re-score, archive, profiles), holding the write permit so
+    /// Clear never interleaves with it, and journals it (the worker's once-a-day clock).
+    pub async fn run_sleep(&self) -> Result<cairn_distill::SleepReport> {
+        let d = match self.distiller().await {
+            Ok(d) => d,
+            // With no provider, sleep still relates, re-scores and archives; profiles wait.
+            Err(_) if self.settings().llm.provider.is_empty() => {
+                self.distiller_without_model().await
+            }
+            Err(e) => return Err(e),
+        };
+        self.workers().report(
+            DISTILLATION,
+            WorkerState::Running,
+            Some("sleeping: relating, re-scoring, archiving, profiles".into()),
+            None,
+        );
+        let result = {
+            let _permit = self.write_permit().await;
+            d.sleep(chrono::Utc::now()).await
+        };
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.workers().report(
+                    DISTILLATION,
+                    WorkerState::Failed,
+                    Some(format!("sleep: {e}")),
+                    None,
+                );
+                return Err(ApiError::new(ErrorCode::Internal, format!("sleep: {e}")));
+            }
+        };
+        self.store()
+            .journal_sleep(&serde_json::json!({
+                "active": r.active, "related": r.related, "rescored": r.rescored,
+                "archived": r.archived.len(), "profiles": r.profiles.len(),
+                "profiles_left": r.profiles_left, "calls": r.calls, "took_ms": r.took_ms,
+            }))
+            .await?;
+        let detail = format!(
+            "slept: {} related, {} re-scored, {} archived, {} profile(s) rewritten{}",
+            r.related,
+            r.rescored,
+            r.archived.len(),
+            r.profiles.len(),
+            r.stopped
+                .as_deref()
+                .map(|w| format!("; profiles stopped: {w}"))
+                .unwrap_or_default()
+        );
+        self.workers()
+            .report(DISTILLATION, WorkerState::Idle, Some(detail), None);
+        Ok(r)
+    }
+
+    /// A distiller whose model calls fail at once, naming the missing provider.
+    async fn distiller_without_model(&self) -> Distiller {
+        let llm = Llm::new(
+            Arc::new(NoProvider),
+            self.store().clone(),
+            Policy::from_settings(&self.settings().llm),
+        );
+        let embedder = self.dense_parts().await.map(|d| Arc::clone(&d.embedder));
+        Distiller::new(self.store().clone(), llm, embedder, Settle::default())
+    }
+
+    /// In the worker, once the machine is quiet: sleeps when the last sleep is at least 20
+    /// hours old (or there was none).
+    async fn sleep_if_due(&self) {
+        match self.store().last_sleep().await {
+            Ok(Some(t)) if chrono::Utc::now() - t < SLEEP_EVERY => return,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read when sleep last ran");
+                return;
+            }
+        }
+        match self.run_sleep().await {
+            Ok(r) => tracing::info!(
+                related = r.related,
+                archived = r.archived.len(),
+                profiles = r.profiles.len(),
+                calls = r.calls,
+                "slept"
+            ),
+            Err(e) => tracing::warn!(error = %e, "sleep failed"),
+        }
+    }
+}
+
+/// A sleep as the API reports it.
+pub fn sleep_to_api(r: cairn_distill::SleepReport, took: Duration) -> cairn_core::api::SleepReport {
+    cairn_core::api::SleepReport {
+        active: count(r.active),
+        related: count(r.related),
+        rescored: count(r.rescored),
+        archived: r.archived.iter().map(|i| i.as_str().to_owned()).collect(),
+        profiles: r.profiles,
+        profiles_unchanged: count(r.profiles_unchanged),
+        profiles_left: count(r.profiles_left),
+        calls: r.calls,
+        cost_usd: r.cost_usd,
+        stopped: r.stopped,
+        took_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+/// The provider when none is set: every call fails, naming what to set.
+struct NoProvider;
+
+impl cairn_llm::Provider for NoProvider {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn model(&self) -> &str {
+        "none"
+    }
+    fn complete(
+        &self,
+        _: &cairn_llm::Request,
+        _: std::time::Instant,
+    ) -> std::result::Result<cairn_llm::Reply, cairn_llm::ProviderError> {
+        Err(cairn_llm::ProviderError::fatal(
+            crate::llm_api::no_provider_message(),
+        ))
+    }
 }

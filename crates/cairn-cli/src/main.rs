@@ -198,10 +198,15 @@ enum Command {
     #[command(
         after_help = "A conversation is settled when quiet for an hour or a day old. One model request per settled window; the day's budget (llm.daily_calls, llm.daily_usd) applies."
     )]
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["now", "sleep"])))]
     Distill {
         /// Every settled window now, whatever the machine is doing.
-        #[arg(long, required = true)]
+        #[arg(long)]
         now: bool,
+        /// The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused
+        /// ones, rewrite the profiles whose items changed (the service does it once a day).
+        #[arg(long)]
+        sleep: bool,
         /// Print JSON: windows distilled, items kept and dropped with reasons, model calls, tokens.
         #[arg(long)]
         json: bool,
@@ -743,7 +748,47 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
-            Command::Distill { now: _, json } => {
+            Command::Distill {
+                sleep: true, json, ..
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res: Result<cairn_core::api::SleepReport, ApiError> =
+                    call_with_progress(&backend, "sleep_now", "distillation", json).await;
+                backend.close().await;
+                let r = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&r)?);
+                } else {
+                    let mut out = std::io::stdout().lock();
+                    for id in &r.archived {
+                        writeln!(out, "archived {id}")?;
+                    }
+                    for s in &r.profiles {
+                        writeln!(out, "profile  {s}")?;
+                    }
+                    writeln!(
+                        out,
+                        "Slept in {:.1} s: {} active item(s), {} related, {} re-scored, {} archived, \
+                         {} profile(s) rewritten ({} unchanged, {} left), {} model call(s).",
+                        r.took_ms as f64 / 1000.0,
+                        r.active,
+                        r.related,
+                        r.rescored,
+                        r.archived.len(),
+                        r.profiles.len(),
+                        r.profiles_unchanged,
+                        r.profiles_left,
+                        r.calls
+                    )?;
+                    if let Some(why) = &r.stopped {
+                        writeln!(out, "Profiles stopped: {why}")?;
+                    }
+                }
+                Ok(())
+            }
+            Command::Distill { json, .. } => {
                 let backend =
                     Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
                         .await?;

@@ -93,6 +93,8 @@ macro_rules! for_each_method {
                 "Typed memory items, newest first: all, one project's, or those distilled from one conversation.";
             distill_now($crate::api::DistillReq) -> $crate::api::DistillReport,
                 "Distil every settled conversation window now, within the day's model budget.";
+            sleep_now($crate::api::SleepReq) -> $crate::api::SleepReport,
+                "The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused ones, rewrite changed profiles.";
         }
     };
 }
@@ -616,6 +618,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<DistillDropped>(),
         file::<DistillWindow>(),
         file::<DistillReport>(),
+        file::<SleepReq>(),
+        file::<SleepReport>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

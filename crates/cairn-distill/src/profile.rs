@@ -159,7 +159,7 @@ fn cut(s: &str, n: usize) -> String {
 pub(crate) fn profile_prompt(
     s: &Subject<'_>,
     priority: &HashMap<ItemId, f64>,
-    dated: &dyn Fn(&Item) -> String,
+    dated: &(dyn Fn(&Item) -> String + Sync),
 ) -> String {
     let mut shown: Vec<(&Item, bool)> = s
         .active
@@ -220,7 +220,7 @@ impl Distiller {
         &self,
         s: &Subject<'_>,
         priority: &HashMap<ItemId, f64>,
-        dated: &dyn Fn(&Item) -> String,
+        dated: &(dyn Fn(&Item) -> String + Sync),
         now: cairn_core::Timestamp,
     ) -> Result<Written, DistillError> {
         let request = Request {

@@ -76,6 +76,8 @@ export type { SearchRes } from "./SearchRes";
 export type { ServiceHost } from "./ServiceHost";
 export type { ServiceInfo } from "./ServiceInfo";
 export type { SkipCount } from "./SkipCount";
+export type { SleepReport } from "./SleepReport";
+export type { SleepReq } from "./SleepReq";
 export type { Status } from "./Status";
 export type { TurnView } from "./TurnView";
 export type { WorkerState } from "./WorkerState";

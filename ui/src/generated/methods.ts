@@ -48,6 +48,8 @@ import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
 import type { SearchReq } from "./SearchReq";
 import type { SearchRes } from "./SearchRes";
+import type { SleepReport } from "./SleepReport";
+import type { SleepReq } from "./SleepReq";
 import type { Status } from "./Status";
 
 /** Every API method with its request and response types. */
@@ -116,7 +118,9 @@ export type Methods = {
   items_list: { req: ItemsReq; res: ItemList };
   /** Distil every settled conversation window now, within the day's model budget. */
   distill_now: { req: DistillReq; res: DistillReport };
+  /** The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused ones, rewrite changed profiles. */
+  sleep_now: { req: SleepReq; res: SleepReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now"] as const;

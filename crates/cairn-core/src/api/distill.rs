@@ -89,3 +89,37 @@ pub struct DistillReport {
     /// Each window.
     pub details: Vec<DistillWindow>,
 }
+
+/// Ask for the nightly tidy-up now (`cairn distill --sleep`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct SleepReq {}
+
+/// What a sleep did: neighbours related, items re-scored and archived, profiles rewritten.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct SleepReport {
+    /// Active items at the start.
+    pub active: u32,
+    /// `related` edges added (neighbours from similarity 0.80).
+    pub related: u32,
+    /// Items re-scored (priority = importance × recency × use).
+    pub rescored: u32,
+    /// Items archived (low and unused for 180 days; the log keeps them).
+    pub archived: Vec<String>,
+    /// Subjects whose profile was rewritten (`project:<id>` or `machine`).
+    pub profiles: Vec<String>,
+    /// Subjects whose items did not change since their profile.
+    pub profiles_unchanged: u32,
+    /// Subjects left for another night (the nightly cap, the budget, the provider).
+    pub profiles_left: u32,
+    /// Model calls made.
+    #[ts(type = "number")]
+    pub calls: u64,
+    /// Money spent (US dollars; unknown costs count as 0).
+    pub cost_usd: f64,
+    /// Why profiles stopped early, if they did.
+    pub stopped: Option<String>,
+    /// How long it took, in milliseconds.
+    #[ts(type = "number")]
+    pub took_ms: u64,
+}
