@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    DistillDropped, DistillKept, DistillReport, DistillReq, DistillWindow, WorkerState,
+    DistillDiffItem, DistillDropped, DistillKept, DistillRebuildReport, DistillRebuildReq,
+    DistillReport, DistillReq, DistillWindow, WorkerState,
 };
 use cairn_distill::{Distiller, RunReport, Settle};
 use cairn_llm::{CallError, Llm, Policy};
@@ -64,6 +65,78 @@ impl Service {
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn distill_now(&self, _: DistillReq) -> Result<DistillReport> {
         Ok(to_api(self.distill_settled(&|_, _| {}).await?))
+    }
+
+    /// The `distill_rebuild` method: distillation again over the log (since a date, or all),
+    /// holding the write permit throughout; the diff.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn distill_rebuild(
+        &self,
+        req: DistillRebuildReq,
+    ) -> Result<DistillRebuildReport> {
+        let since = req
+            .since
+            .as_deref()
+            .map(|d| crate::service::parse_date(d, false))
+            .transpose()?;
+        let d = self.distiller().await?;
+        let board = self.workers().clone();
+        board.report(
+            DISTILLATION,
+            WorkerState::Running,
+            Some("distilling the log again".into()),
+            Some(0.0),
+        );
+        let b = board.clone();
+        let result = {
+            let _permit = self.write_permit().await;
+            d.rebuild(since, &move |done, total| {
+                #[allow(clippy::cast_precision_loss)]
+                let p = done as f32 / total.max(1) as f32;
+                b.report(
+                    DISTILLATION,
+                    WorkerState::Running,
+                    Some(format!("distilling the log again ({done}/{total} windows)")),
+                    Some(p),
+                );
+            })
+            .await
+        };
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => {
+                board.report(DISTILLATION, WorkerState::Failed, Some(e.to_string()), None);
+                return Err(ApiError::new(ErrorCode::Internal, e.to_string()));
+            }
+        };
+        board.report(
+            DISTILLATION,
+            WorkerState::Idle,
+            Some(format!(
+                "rebuilt: {} added, {} changed, {} dropped, {} unchanged",
+                r.added.len(),
+                r.changed.len(),
+                r.dropped.len(),
+                r.unchanged
+            )),
+            None,
+        );
+        let diff = |l: Vec<cairn_distill::DiffItem>| {
+            l.into_iter()
+                .map(|x| DistillDiffItem {
+                    id: x.id,
+                    kind: x.kind,
+                    title: x.title,
+                })
+                .collect()
+        };
+        Ok(DistillRebuildReport {
+            run: to_api(r.run),
+            added: diff(r.added),
+            changed: diff(r.changed),
+            dropped: diff(r.dropped),
+            unchanged: u32::try_from(r.unchanged).unwrap_or(u32::MAX),
+        })
     }
 
     /// Distils every settled window now; `progress` hears (done, total) after each window.

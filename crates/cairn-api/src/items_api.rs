@@ -420,7 +420,7 @@ impl Service {
         if let Some(p) = &req.project {
             items.retain(|i| i.project.as_deref() == Some(p.as_str()));
         }
-        items.sort_by(|a, b| b.said_at.cmp(&a.said_at));
+        items.sort_by_key(|i| std::cmp::Reverse(i.said_at));
         items.truncate(limit);
         Ok(ItemList {
             items: items.iter().map(item_view).collect(),

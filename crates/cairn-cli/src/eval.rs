@@ -139,7 +139,7 @@ fn category_name(c: &str) -> &'static str {
 }
 
 /// Evidence ids as written (`D1:3`, sometimes `D8:6; D9:17` in one string).
-fn evidence_ids(v: &serde_json::Value) -> Vec<String> {
+pub(crate) fn evidence_ids(v: &serde_json::Value) -> Vec<String> {
     let mut out = Vec::new();
     for e in v.as_array().into_iter().flatten() {
         if let Some(s) = e.as_str() {
@@ -190,15 +190,25 @@ struct Memory {
     now: chrono::DateTime<chrono::Utc>,
 }
 
-/// Turns one LoCoMo conversation into records the way capture makes them and indexes them
-/// the way the service does.
-async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyhow::Result<Memory> {
-    let dir = tempfile::tempdir()?;
-    let store = Store::open(&dir.path().join("cairn.db")).await?;
+/// Records of a LoCoMo conversation, each record's dialog id, and its last session's time.
+pub(crate) type LocomoRecords = (
+    Vec<(NewRecord, Vec<cairn_core::Chunk>)>,
+    HashMap<String, String>,
+    chrono::DateTime<chrono::Utc>,
+);
+
+/// One LoCoMo conversation's turns as records, the way capture makes them (the speaker as
+/// the author, the session's date as the time), with each record's dialog id, and the time
+/// of its last session. Only the first `sessions` sessions when given.
+pub(crate) fn locomo_records(
+    sample: &str,
+    c: &serde_json::Value,
+    sessions: Option<usize>,
+) -> LocomoRecords {
     let mut dia_of: HashMap<String, String> = HashMap::new();
     let mut batch = Vec::new();
     let mut last = chrono::DateTime::<chrono::Utc>::default();
-    for n in 1.. {
+    for n in 1..=sessions.unwrap_or(usize::MAX) {
         let Some(turns) = c[format!("session_{n}")].as_array() else {
             break;
         };
@@ -240,6 +250,15 @@ async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyho
             ));
         }
     }
+    (batch, dia_of, last)
+}
+
+/// Turns one LoCoMo conversation into records the way capture makes them and indexes them
+/// the way the service does.
+async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyhow::Result<Memory> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(&dir.path().join("cairn.db")).await?;
+    let (batch, dia_of, last) = locomo_records(sample, c, None);
     store.append_records(&batch).await?;
     let text = Arc::new(TextIndex::open(&dir.path().join("text"))?);
     text.sync(&store).await?;

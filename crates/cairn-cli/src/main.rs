@@ -12,6 +12,7 @@ use std::process::ExitCode;
 mod bench;
 mod bench_search;
 mod eval;
+mod eval_distill;
 mod llm;
 
 use anyhow::Context;
@@ -198,7 +199,7 @@ enum Command {
     #[command(
         after_help = "A conversation is settled when quiet for an hour or a day old. One model request per settled window; the day's budget (llm.daily_calls, llm.daily_usd) applies."
     )]
-    #[command(group(clap::ArgGroup::new("what").required(true).args(["now", "sleep"])))]
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["now", "rebuild", "sleep"])))]
     Distill {
         /// Every settled window now, whatever the machine is doing.
         #[arg(long)]
@@ -207,6 +208,13 @@ enum Command {
         /// ones, rewrite the profiles whose items changed (the service does it once a day).
         #[arg(long)]
         sleep: bool,
+        /// Distil again over the whole log (or since --since) with the current provider and
+        /// prompts; items found again keep their ids; prints what was added, changed, dropped.
+        #[arg(long)]
+        rebuild: bool,
+        /// With --rebuild: only requests made from this date on (YYYY-MM-DD).
+        #[arg(long, requires = "rebuild", value_name = "DATE")]
+        since: Option<String>,
         /// Print JSON: windows distilled, items kept and dropped with reasons, model calls, tokens.
         #[arg(long)]
         json: bool,
@@ -250,6 +258,28 @@ enum EvalCmd {
         /// JSON object of tuning fields, e.g. '{"dense_weight":0.4}'); repeatable.
         #[arg(long = "tuning", value_name = "JSON")]
         tunings: Vec<String>,
+    },
+    /// Distil LoCoMo conversations with the configured model provider and measure how many
+    /// questions' evidence turns the items' sources cover, items per session, and model calls
+    /// and tokens per 100 requests.
+    Distill {
+        /// The LoCoMo JSON file.
+        file: PathBuf,
+        /// The audit's corrections (JSON), for audit-corrected evidence.
+        #[arg(long)]
+        audit: Option<PathBuf>,
+        /// Record the provider's answers in this folder, and replay those already there.
+        #[arg(long, value_name = "DIR")]
+        recordings: Option<PathBuf>,
+        /// Only the first N conversations.
+        #[arg(long, value_name = "N")]
+        conversations: Option<usize>,
+        /// Only the first N sessions of each conversation.
+        #[arg(long, value_name = "N")]
+        sessions: Option<usize>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -591,6 +621,29 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )
             .await
             .map_err(Failure::from),
+            Command::Eval {
+                what:
+                    EvalCmd::Distill {
+                        file,
+                        audit,
+                        recordings,
+                        conversations,
+                        sessions,
+                        json,
+                    },
+            } => eval_distill::run(
+                &paths,
+                &loaded.settings,
+                &file,
+                audit.as_deref(),
+                recordings,
+                conversations,
+                sessions,
+                json,
+            )
+            .await
+            .map(|_| ())
+            .map_err(Failure::from),
             Command::Llm {
                 what: LlmCmd::Test { json },
             } => llm::test(&paths, &loaded.settings, loaded.file.clone(), json)
@@ -745,6 +798,46 @@ fn run(cli: Cli) -> Result<(), Failure> {
                             i.id
                         )?;
                     }
+                }
+                Ok(())
+            }
+            Command::Distill {
+                rebuild: true,
+                since,
+                json,
+                ..
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::DistillRebuildReq { since };
+                let res: Result<cairn_core::api::DistillRebuildReport, ApiError> =
+                    call_with_progress_req(&backend, "distill_rebuild", &req, "distillation", json)
+                        .await;
+                backend.close().await;
+                let report = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print_distill(&report.run)?;
+                    let mut out = std::io::stdout().lock();
+                    for (label, list) in [
+                        ("added", &report.added),
+                        ("changed", &report.changed),
+                        ("dropped", &report.dropped),
+                    ] {
+                        for x in list {
+                            writeln!(out, "{label:<8} {:<12} {} ({})", x.kind, x.title, x.id)?;
+                        }
+                    }
+                    writeln!(
+                        out,
+                        "Rebuilt: {} added, {} changed, {} dropped (archived), {} unchanged.",
+                        report.added.len(),
+                        report.changed.len(),
+                        report.dropped.len(),
+                        report.unchanged
+                    )?;
                 }
                 Ok(())
             }
@@ -963,6 +1056,18 @@ async fn call_with_progress<Res: serde::de::DeserializeOwned>(
     worker: &str,
     quiet: bool,
 ) -> Result<Res, ApiError> {
+    call_with_progress_req(backend, method, &serde_json::json!({}), worker, quiet).await
+}
+
+/// Calls `method` with `params`, showing the `worker`'s progress from the status board
+/// meanwhile (unless `quiet` or not at a terminal).
+async fn call_with_progress_req<Req: serde::Serialize, Res: serde::de::DeserializeOwned>(
+    backend: &Backend,
+    method: &str,
+    params: &Req,
+    worker: &str,
+    quiet: bool,
+) -> Result<Res, ApiError> {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         indicatif::ProgressBar::hidden()
     } else {
@@ -977,8 +1082,7 @@ async fn call_with_progress<Res: serde::de::DeserializeOwned>(
         bar.set_prefix(worker.to_owned());
         bar
     };
-    let params = serde_json::json!({});
-    let run = backend.call_typed::<_, Res>(method, &params);
+    let run = backend.call_typed::<_, Res>(method, params);
     tokio::pin!(run);
     loop {
         tokio::select! {

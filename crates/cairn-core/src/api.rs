@@ -95,6 +95,8 @@ macro_rules! for_each_method {
                 "Distil every settled conversation window now, within the day's model budget.";
             sleep_now($crate::api::SleepReq) -> $crate::api::SleepReport,
                 "The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused ones, rewrite changed profiles.";
+            distill_rebuild($crate::api::DistillRebuildReq) -> $crate::api::DistillRebuildReport,
+                "Distil again over the log with the current provider and prompts; items found again keep their ids; the diff.";
         }
     };
 }
@@ -620,6 +622,9 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<DistillReport>(),
         file::<SleepReq>(),
         file::<SleepReport>(),
+        file::<DistillRebuildReq>(),
+        file::<DistillDiffItem>(),
+        file::<DistillRebuildReport>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

@@ -65,16 +65,32 @@ impl Provider for Local {
     fn complete(&self, request: &Request, deadline: Instant) -> Result<Reply, ProviderError> {
         let prefill = prefill(&request.schema);
         let system = request.instructions_with_schema();
+        let mut req = GenerateRequest {
+            system: &system,
+            prompt: &request.prompt,
+            prefill: &prefill,
+            max_tokens: usize::try_from(request.max_tokens).unwrap_or(usize::MAX),
+            deadline: Some(deadline),
+            stop: &[],
+        };
+        // A small model's context is short: the answer gets what the prompt leaves.
+        let prompt_tokens = self
+            .model
+            .prompt_tokens(&req)
+            .map_err(|e| ProviderError::fatal(format!("local: {e}")))?;
+        let room = self.model.context_length().saturating_sub(prompt_tokens);
+        if room < 16 {
+            return Err(ProviderError::fatal(format!(
+                "local: the prompt ({prompt_tokens} tokens) leaves no room for an answer in \
+                 the {} tokens of {}'s context",
+                self.model.context_length(),
+                self.id
+            )));
+        }
+        req.max_tokens = req.max_tokens.min(room);
         let g = self
             .model
-            .generate(&GenerateRequest {
-                system: &system,
-                prompt: &request.prompt,
-                prefill: &prefill,
-                max_tokens: usize::try_from(request.max_tokens).unwrap_or(usize::MAX),
-                deadline: Some(deadline),
-                stop: &[],
-            })
+            .generate(&req)
             .map_err(|e| ProviderError::fatal(format!("local: {e}")))?;
         if matches!(g.stop, StopReason::Deadline) {
             return Err(ProviderError::timeout(format!(

@@ -7,6 +7,8 @@ import type { Conversation } from "./Conversation";
 import type { ConversationList } from "./ConversationList";
 import type { ConversationReq } from "./ConversationReq";
 import type { ConversationsReq } from "./ConversationsReq";
+import type { DistillRebuildReport } from "./DistillRebuildReport";
+import type { DistillRebuildReq } from "./DistillRebuildReq";
 import type { DistillReport } from "./DistillReport";
 import type { DistillReq } from "./DistillReq";
 import type { Empty } from "./Empty";
@@ -120,7 +122,9 @@ export type Methods = {
   distill_now: { req: DistillReq; res: DistillReport };
   /** The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused ones, rewrite changed profiles. */
   sleep_now: { req: SleepReq; res: SleepReport };
+  /** Distil again over the log with the current provider and prompts; items found again keep their ids; the diff. */
+  distill_rebuild: { req: DistillRebuildReq; res: DistillRebuildReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild"] as const;

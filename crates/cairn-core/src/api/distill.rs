@@ -90,6 +90,41 @@ pub struct DistillReport {
     pub details: Vec<DistillWindow>,
 }
 
+/// Ask to distil again over the log, with the current provider and prompts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct DistillRebuildReq {
+    /// Only requests made from this date on (YYYY-MM-DD or RFC 3339); all when absent.
+    #[serde(default)]
+    pub since: Option<String>,
+}
+
+/// An item in a rebuild's diff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillDiffItem {
+    /// Its id.
+    pub id: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// What a rebuild changed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct DistillRebuildReport {
+    /// The distillation run.
+    pub run: DistillReport,
+    /// Items made that did not exist.
+    pub added: Vec<DistillDiffItem>,
+    /// Items found again whose content changed (same id).
+    pub changed: Vec<DistillDiffItem>,
+    /// Items not found again: archived (the log keeps them).
+    pub dropped: Vec<DistillDiffItem>,
+    /// Items found again unchanged.
+    pub unchanged: u32,
+}
+
 /// Ask for the nightly tidy-up now (`cairn distill --sleep`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
