@@ -38,6 +38,7 @@ pub mod llm_api;
 pub mod logging;
 mod models;
 mod notes_api;
+mod profiles_api;
 mod service;
 mod tools;
 mod workers;

@@ -97,6 +97,8 @@ macro_rules! for_each_method {
                 "The nightly tidy-up now: relate neighbouring items, re-score, archive the old unused ones, rewrite changed profiles.";
             distill_rebuild($crate::api::DistillRebuildReq) -> $crate::api::DistillRebuildReport,
                 "Distil again over the log with the current provider and prompts; items found again keep their ids; the diff.";
+            profiles_list($crate::api::ProfilesReq) -> $crate::api::ProfileList,
+                "Every subject's profile (each project, and the machine): a summary and a dated timeline, written by the nightly tidy-up.";
         }
     };
 }
@@ -625,6 +627,10 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<DistillRebuildReq>(),
         file::<DistillDiffItem>(),
         file::<DistillRebuildReport>(),
+        file::<ProfilesReq>(),
+        file::<ProfileTimelineEntry>(),
+        file::<ProfileView>(),
+        file::<ProfileList>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

@@ -48,6 +48,8 @@ import type { NotesTitlesReq } from "./NotesTitlesReq";
 import type { OpenReq } from "./OpenReq";
 import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
+import type { ProfileList } from "./ProfileList";
+import type { ProfilesReq } from "./ProfilesReq";
 import type { SearchReq } from "./SearchReq";
 import type { SearchRes } from "./SearchRes";
 import type { SleepReport } from "./SleepReport";
@@ -124,7 +126,9 @@ export type Methods = {
   sleep_now: { req: SleepReq; res: SleepReport };
   /** Distil again over the log with the current provider and prompts; items found again keep their ids; the diff. */
   distill_rebuild: { req: DistillRebuildReq; res: DistillRebuildReport };
+  /** Every subject's profile (each project, and the machine): a summary and a dated timeline, written by the nightly tidy-up. */
+  profiles_list: { req: ProfilesReq; res: ProfileList };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild"] as const;
+export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list"] as const;

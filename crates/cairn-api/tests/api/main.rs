@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
 mod llm_settings;
+mod profiles;
 mod trust;

@@ -113,3 +113,42 @@ pub struct ItemList {
     /// The items.
     pub items: Vec<ItemView>,
 }
+
+/// Ask for every profile (`profiles_list`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct ProfilesReq {}
+
+/// One dated line of a profile's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ProfileTimelineEntry {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// What happened or held from then.
+    pub text: String,
+}
+
+/// A subject's profile: a short summary and a dated timeline, written by the nightly tidy-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ProfileView {
+    /// The project identity, or the machine's name.
+    pub subject: String,
+    /// `project` or `machine`.
+    pub kind: String,
+    /// A few sentences.
+    pub summary: String,
+    /// Oldest first.
+    pub timeline: Vec<ProfileTimelineEntry>,
+    /// How many items it was written from.
+    #[ts(type = "number")]
+    pub item_count: u64,
+    /// When it was written (RFC 3339).
+    pub updated_at: String,
+}
+
+/// Every profile: projects first, then the machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct ProfileList {
+    /// The profiles.
+    pub profiles: Vec<ProfileView>,
+}

@@ -1,0 +1,2 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type ProfilesReq = Record<string, never>;
