@@ -116,11 +116,13 @@ impl CairnMcp {
             Tool::new(
                 "search",
                 "Search everything Cairn remembers from your past sessions with every coding \
-                 agent (Claude Code, Codex, Gemini CLI, Cursor, …) and the user's notes: by \
-                 meaning and by keywords. Use it before re-solving something that may have \
-                 come up before (an error message, a decision, how a build or deploy works). \
-                 Returns the best matches first, each with its id, where and when it happened, \
-                 and the matching passage; pass an id to `open` for the whole conversation turn.",
+                 agent (Claude Code, Codex, Gemini CLI, Cursor, …): what was learned (memory \
+                 items: facts, decisions, procedures, pitfalls, …), the conversations \
+                 themselves, and the user's notes; by meaning and by keywords. Use it before \
+                 re-solving something that may have come up before (an error message, a \
+                 decision, how a build or deploy works). Returns the best matches first, each \
+                 with its id, where and when it happened, and the matching passage; pass an id \
+                 to `open` for the whole item or conversation turn.",
                 schema(json!({
                     "type": "object",
                     "properties": {
@@ -129,16 +131,17 @@ impl CairnMcp {
                         "since": {"type": "string", "description": "Prefer results from this date on (YYYY-MM-DD or RFC 3339); the rest still follow."},
                         "until": {"type": "string", "description": "Prefer results up to this date; the rest still follow."},
                         "project": {"type": "string", "description": "Only this project (a project identity as search results show it)."},
-                        "kinds": {"type": "array", "items": {"type": "string", "enum": ["record", "note"]}, "description": "Only these kinds: `record` (conversation turns), `note`."}
+                        "kinds": {"type": "array", "items": {"type": "string", "enum": ["item", "record", "note"]}, "description": "Only these kinds: `item` (what was learned), `record` (conversation turns), `note`."}
                     },
                     "required": ["query"]
                 })),
             ),
             Tool::new(
                 "open",
-                "Open one search result whole by its id: a conversation turn (`r_…`) with the \
-                 request, every reply and tool step, and its neighbours' ids; or a note \
-                 (`n_…`) with its full Markdown.",
+                "Open one search result whole by its id: a memory item (`i_…`) with its body, \
+                 history, related items and the requests it came from; a conversation turn \
+                 (`r_…`) with the request, every reply and tool step, and its neighbours' ids; \
+                 or a note (`n_…`) with its full Markdown.",
                 schema(json!({
                     "type": "object",
                     "properties": {"id": {"type": "string", "description": "An id from search or explore."}},
@@ -147,14 +150,14 @@ impl CairnMcp {
             ),
             Tool::new(
                 "explore",
-                "Walk from an id or a concept to what relates to it: the turns around it in its \
-                 conversation, the concepts it is about, and other turns and notes about those \
-                 concepts. Use it to gather context around a result, or to see what is known \
+                "Walk from an id or a concept to what relates to it: related, superseding and \
+                 contradicting items, the turns around it in its conversation, the concepts it \
+                 is about, and other items, turns and notes about those concepts. Use it to gather context around a result, or to see what is known \
                  about a topic. Give `id` or `concept`.",
                 schema(json!({
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string", "description": "Start from this record or note id."},
+                        "id": {"type": "string", "description": "Start from this item, record or note id."},
                         "concept": {"type": "string", "description": "Or start from this word or short phrase."},
                         "depth": {"type": "integer", "minimum": 1, "maximum": 3, "description": "Steps out (1 by default)."},
                         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "At most this many related things (20 by default)."}
@@ -373,6 +376,14 @@ fn format_search(res: &SearchRes) -> String {
     let mut out = String::new();
     for (i, h) in res.hits.iter().enumerate() {
         let place = match (&h.title, &h.project) {
+            (Some(t), _) if h.source == "item" => format!(
+                "{} \"{t}\"{}",
+                h.item_kind.as_deref().unwrap_or("item"),
+                h.project
+                    .as_deref()
+                    .map(|p| format!(" · {p}"))
+                    .unwrap_or_default()
+            ),
             (Some(t), _) => format!("note \"{t}\""),
             (None, Some(p)) => format!("{} · {p}", h.framework),
             (None, None) => h.framework.clone(),
@@ -420,6 +431,44 @@ fn format_turn(t: &TurnView) -> String {
 }
 
 fn format_open(res: &OpenRes) -> String {
+    if let Some(it) = &res.item {
+        let i = &it.item;
+        let mut out = format!(
+            "[{}] {} \"{}\" · {} · importance {} · {}\n{}\n\n{}\n",
+            i.id,
+            i.kind,
+            i.title,
+            i.project.as_deref().unwrap_or("no project"),
+            i.importance,
+            i.said_at.as_deref().map(day).unwrap_or("undated"),
+            i.summary,
+            i.body
+        );
+        if let Some(by) = &i.superseded_by {
+            out.push_str(&format!(
+                "Superseded by {by}: prefer that item; this one is kept as history.\n"
+            ));
+        }
+        for r in &it.relations {
+            let other = if r.from == i.id { &r.to } else { &r.from };
+            out.push_str(&format!(
+                "{} {other}{}\n",
+                r.kind,
+                r.other_title
+                    .as_deref()
+                    .map(|t| format!(" \"{t}\""))
+                    .unwrap_or_default()
+            ));
+        }
+        for s in &it.sources {
+            out.push_str(&format!(
+                "\nFrom {} session {} (turn {} of {}):\n",
+                s.framework, s.session_id, s.position, s.session_turns
+            ));
+            out.push_str(&format_turn(&s.turn));
+        }
+        return out;
+    }
     if let Some(r) = &res.record {
         let mut out = format!(
             "[{}] {} · {} · turn {} of {} in session {}\n",
