@@ -72,10 +72,17 @@ pub fn parse_date(s: &str) -> Option<Timestamp> {
         .map(|t| t.and_utc())
 }
 
+/// A model's text as it may be stored: trimmed, and scrubbed like everything Cairn writes
+/// (the conversation was scrubbed already, but a model may still write something that looks
+/// like a key).
+fn scrubbed(text: &str) -> String {
+    cairn_text::scrub::scrubber().scrub(text.trim()).0.into_owned()
+}
+
 fn clean_list(list: &[String], lower: bool) -> Vec<String> {
     let mut seen = BTreeSet::new();
     list.iter()
-        .map(|s| s.trim().to_owned())
+        .map(|s| scrubbed(s))
         .map(|s| if lower { s.to_lowercase() } else { s })
         .filter(|s| !s.is_empty() && seen.insert(s.to_lowercase()))
         .collect()
@@ -153,9 +160,9 @@ pub fn survivors(
         let item = Item {
             id: cairn_core::ItemId::new(""),
             kind,
-            title: p.title.trim().to_owned(),
-            summary: p.summary.trim().to_owned(),
-            body: p.body.trim().to_owned(),
+            title: scrubbed(&p.title),
+            summary: scrubbed(&p.summary),
+            body: scrubbed(&p.body),
             cues,
             concepts,
             importance: p.importance.min(5),
@@ -341,6 +348,48 @@ mod tests {
             vec!["a?".to_owned(), "where is the cache?".to_owned()]
         );
         assert_eq!(m.importance, 4);
+    }
+
+    #[test]
+    fn what_the_model_writes_is_scrubbed_before_it_is_kept() {
+        let rec = cairn_core::Record {
+            seq: 1,
+            captured_at: chrono::Utc::now(),
+            record: cairn_core::NewRecord {
+                id: cairn_core::RecordId::derive("a", "b", "c"),
+                framework: "claude-code".into(),
+                session_id: "s".into(),
+                project: None,
+                cwd: None,
+                model: None,
+                outcome: Outcome::Success,
+                started_at: chrono::Utc::now(),
+                ended_at: None,
+                request: "r".into(),
+                author: None,
+                text: "t".into(),
+                content: serde_json::json!({}),
+                source: None,
+            },
+        };
+        let key = "AKIAQ3Z5X7C9V1B2N4M6";
+        let p = Proposed {
+            kind: "fact".into(),
+            title: "The deploy key".into(),
+            summary: format!("Deploys use the AWS key {key}."),
+            body: format!("aws_access_key_id = {key}"),
+            cues: vec![format!("what is {key}?"), "deploy key".into()],
+            concepts: vec!["aws".into(), "deploy".into(), "keys".into()],
+            importance: 3,
+            certainty: "stated".into(),
+            sources: vec![1],
+            happened_at: None,
+            ended_at: None,
+        };
+        let (kept, _) = survivors(vec![p], &[rec], None);
+        let text = serde_json::to_string(&kept).unwrap_or_default();
+        assert!(!text.contains(key), "{text}");
+        assert!(text.contains("[REDACTED"), "{text}");
     }
 
     #[test]
