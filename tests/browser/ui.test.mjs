@@ -60,9 +60,10 @@ describe("Cairn UI in a browser against cairn daemon", { timeout: 180_000 }, () 
     await waitForState("on");
     await byTestId("view-activity").waitFor();
 
-    // Views the backend does not serve yet say so instead of showing fake data.
+    // With no memory items yet, Profiles says how profiles come to be instead of showing fake data.
     await byTestId("nav-profiles").click();
-    assert.match(await byTestId("view-profiles").innerText(), /not available yet/i);
+    await byTestId("profiles-empty").waitFor();
+    assert.match(await byTestId("view-profiles").innerText(), /nightly tidy-up once memory items exist/i);
 
     assert.equal(await byTestId("error-banner").count(), 0, "no error banner with a valid token");
     assert.deepEqual(pageErrors, []);

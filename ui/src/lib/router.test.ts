@@ -27,6 +27,11 @@ describe("parseRoute", () => {
 });
 
 describe("routes", () => {
+  it("knows the item page, which is not in the sidebar", () => {
+    expect(parseLocation("#/item?id=i_1")).toEqual({ name: "item", params: { id: "i_1" } });
+    expect([...ROUTES]).not.toContain("item");
+  });
+
   it("lists the six views in sidebar order", () => {
     expect([...ROUTES]).toEqual(["search", "conversations", "notes", "profiles", "activity", "settings"]);
     expect(routeHref("activity")).toBe("#/activity");

@@ -1,7 +1,11 @@
 /** Hash routes of the app shell, in sidebar order. */
 export const ROUTES = ["search", "conversations", "notes", "profiles", "activity", "settings"] as const;
 
-export type RouteName = (typeof ROUTES)[number];
+/** Pages reached through links only (not in the sidebar): `item` is one memory item (`id`). */
+export const PAGES = ["item"] as const;
+
+export type SidebarRoute = (typeof ROUTES)[number];
+export type RouteName = SidebarRoute | (typeof PAGES)[number];
 
 export const DEFAULT_ROUTE: RouteName = "search";
 
@@ -10,6 +14,7 @@ export const ROUTE_TITLES: Record<RouteName, string> = {
   conversations: "Conversations",
   notes: "Notes",
   profiles: "Profiles",
+  item: "Memory item",
   activity: "Activity",
   settings: "Settings",
 };
@@ -18,7 +23,8 @@ export const ROUTE_TITLES: Record<RouteName, string> = {
  * Parameters carried after the route, e.g. `#/conversations?framework=codex&session=…`:
  * - search: `q`, `framework`, `project`, `since`, `until` (the search shown);
  * - conversations: `framework`, `session`, `turn` (the conversation open, and its turn);
- * - notes: `id` (a note id, `n_…`, to open — as Search links its note hits).
+ * - notes: `id` (a note id, `n_…`, to open — as Search links its note hits);
+ * - item: `id` (an item id, `i_…`).
  */
 export type RouteParams = Record<string, string>;
 
@@ -26,7 +32,7 @@ export type RouteParams = Record<string, string>;
 export type RouteLocation = { name: RouteName; params: RouteParams };
 
 export function isRouteName(value: string): value is RouteName {
-  return (ROUTES as readonly string[]).includes(value);
+  return (ROUTES as readonly string[]).includes(value) || (PAGES as readonly string[]).includes(value);
 }
 
 /** Splits a hash into its path part and its query part (after the first `?` or `&`). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SearchHit } from "../generated";
 import { parseLocation } from "./router";
-import { hitHref, isNoteHit, searchKinds } from "./search";
+import { hitHref, isItemHit, isNoteHit, searchKinds } from "./search";
 
 const record: SearchHit = {
   id: "r_1",
@@ -37,7 +37,26 @@ describe("searchKinds", () => {
   });
 });
 
+const item: SearchHit = {
+  ...record,
+  id: "i_5e1f",
+  source: "item",
+  title: "The relay listens on port 7421",
+  item_kind: "decision",
+  framework: "decision",
+  session_id: "i_5e1f",
+  outcome: "",
+};
+
 describe("hitHref", () => {
+  it("opens an item hit on its item page", () => {
+    expect(isItemHit(item)).toBe(true);
+    expect(isItemHit(record)).toBe(false);
+    expect(isNoteHit(item)).toBe(false);
+    expect(hitHref(item)).toBe("#/item?id=i_5e1f");
+    expect(parseLocation(hitHref(item))).toEqual({ name: "item", params: { id: "i_5e1f" } });
+  });
+
   it("opens a note hit in Notes by its id", () => {
     expect(isNoteHit(note)).toBe(true);
     expect(hitHref(note)).toBe("#/notes?id=n_cecab0ffdd75");
@@ -50,6 +69,6 @@ describe("hitHref", () => {
   });
 
   it("treats an unknown source like a record", () => {
-    expect(hitHref({ ...record, source: "item" })).toBe("#/conversations?framework=codex&session=s%2F1&turn=r_1");
+    expect(hitHref({ ...record, source: "episode" })).toBe("#/conversations?framework=codex&session=s%2F1&turn=r_1");
   });
 });

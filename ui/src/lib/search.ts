@@ -15,8 +15,17 @@ export function isNoteHit(hit: Pick<SearchHit, "source">): boolean {
   return hit.source === "note";
 }
 
-/** A note hit opens the note in Notes; any other hit opens its conversation at the turn. */
+/** A hit on a memory item distilled from conversations. */
+export function isItemHit(hit: Pick<SearchHit, "source">): boolean {
+  return hit.source === "item";
+}
+
+/**
+ * A note hit opens the note in Notes, an item hit the item's page; any other hit opens its
+ * conversation at the turn.
+ */
 export function hitHref(hit: Pick<SearchHit, "id" | "source" | "framework" | "session_id">): string {
   if (isNoteHit(hit)) return routeHref("notes", { id: hit.id });
+  if (isItemHit(hit)) return routeHref("item", { id: hit.id });
   return routeHref("conversations", { framework: hit.framework, session: hit.session_id, turn: hit.id });
 }

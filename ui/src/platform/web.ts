@@ -22,6 +22,10 @@ const SLOW_METHODS: Partial<Record<keyof Methods, number>> = {
   llm_test: 110_000,
   // Every settled conversation window, one model request each, within the day's budget.
   distill_now: 60 * 60_000,
+  // Every window of the log again (or since a date), with the current provider and prompts.
+  distill_rebuild: 60 * 60_000,
+  // Relate, re-score, archive and rewrite changed profiles (one model call each).
+  sleep_now: 60 * 60_000,
 };
 
 /** Talks to the service over HTTP: `POST /api/rpc/<method>` with a JSON body. */
