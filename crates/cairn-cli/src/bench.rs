@@ -124,7 +124,7 @@ fn claude_turn(rng: &mut Lcg, session: &str, turn: usize, minute: usize) -> Stri
 
 /// A Claude Code turn (request, a Bash call, its output of `output_words` words, the reply)
 /// as JSONL lines.
-fn claude_turn_with(
+pub(crate) fn claude_turn_with(
     rng: &mut Lcg,
     session: &str,
     turn: usize,
@@ -152,7 +152,7 @@ fn claude_turn_with(
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
-fn pass_options(home: &Path) -> PassOptions {
+pub(crate) fn pass_options(home: &Path) -> PassOptions {
     PassOptions {
         env: Env::fake(home, &[]),
         only: vec!["claude-code".into()],

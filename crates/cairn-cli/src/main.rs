@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench;
+mod bench_distill;
 mod bench_search;
 mod eval;
 mod eval_distill;
@@ -285,6 +286,13 @@ enum EvalCmd {
 
 #[derive(Debug, Subcommand)]
 enum BenchCmd {
+    /// Model calls and prompt size per 100 captured requests: a synthetic Claude Code store
+    /// captured for real, every window distilled with a provider that only counts.
+    Distill {
+        /// Requests in the synthetic store.
+        #[arg(long, default_value_t = 1_000)]
+        requests: usize,
+    },
     /// Full and incremental capture of a synthetic store, and BM25 query latency. With
     /// --size-mib, instead: one synthetic session file of that size captured in a fresh
     /// process (turns, duration, MiB/s and the process's peak RSS).
@@ -545,6 +553,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } => bench::capture(requests, search_records)
                 .await
                 .map_err(Failure::from),
+            Command::Bench {
+                what: BenchCmd::Distill { requests },
+            } => bench_distill::run(requests).await.map_err(Failure::from),
             Command::Bench {
                 what: BenchCmd::CapturePhase { home, db },
             } => bench::capture_phase(&home, &db)

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 pub const PROMPT_VERSION: &str = "distill-1";
 
 /// Characters of one request shown to the model (its start and its end when longer).
-pub const PER_RECORD_CHARS: usize = 6_000;
+pub const PER_RECORD_CHARS: usize = 3_000;
 
 /// The item kinds the model may return.
 pub const KINDS: [&str; 8] = [
