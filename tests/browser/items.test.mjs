@@ -234,6 +234,7 @@ describe("Memory items: Search, the item page, Conversations, Profiles and Rebui
     const sources = page.getByTestId("item-source");
     assert.equal(await sources.count(), 1);
     assert.match(await sources.first().innerText(), new RegExp(REQUEST.replace(/[?]/g, "\\?")));
+    assert.match(await page.getByTestId("item-source-position").innerText(), /request 1 of 2/);
     // One source: shown open, the request and its reply whole.
     assert.match(await sources.first().locator('[data-testid="turn"]').innerText(), /config\/relay\.toml/);
     await page.screenshot({ path: join(outDir(), "browser-item.png"), fullPage: true });
