@@ -11,14 +11,44 @@ use sha2::{Digest, Sha256};
 
 use crate::{Provider, ProviderError, Reply, Request, Usage};
 
+/// JSON text with every object's keys sorted, whatever order the value keeps them in (with
+/// serde_json's `preserve_order` feature, which another crate of a build may switch on, maps
+/// keep insertion order): the same value always gives the same text.
+fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| {
+                    format!(
+                        "{}:{}",
+                        serde_json::Value::String(k.clone()),
+                        canonical(&m[k])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(a) => {
+            format!(
+                "[{}]",
+                a.iter().map(canonical).collect::<Vec<_>>().join(",")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 /// The name of a request's recording: the first 16 hex digits of the SHA-256 of its purpose,
-/// system text, schema and prompt.
+/// system text, schema (keys sorted) and prompt.
 pub fn prompt_key(r: &Request) -> String {
     let mut h = Sha256::new();
     for part in [
         r.purpose.as_str(),
         r.system.as_str(),
-        &r.schema.to_string(),
+        &canonical(&r.schema),
         r.prompt.as_str(),
     ] {
         h.update(part.as_bytes());
