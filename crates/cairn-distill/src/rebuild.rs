@@ -66,6 +66,7 @@ impl Distiller {
             .filter(|i| in_range(&i))
             .map(|i| (i.id.as_str().to_owned(), i))
             .collect();
+        let spent_before = self.llm.today().await?;
         self.store.unmark_distilled(since.as_ref()).await?;
         let windows = self.windows(None).await?;
         let total = windows.len();
@@ -132,6 +133,13 @@ impl Distiller {
         for list in [&mut report.added, &mut report.changed, &mut report.dropped] {
             list.sort_by(|a, b| a.title.cmp(&b.title));
         }
+        let spent = self.llm.today().await?;
+        run.calls = spent.calls.saturating_sub(spent_before.calls);
+        run.input_tokens = spent.input_tokens.saturating_sub(spent_before.input_tokens);
+        run.output_tokens = spent
+            .output_tokens
+            .saturating_sub(spent_before.output_tokens);
+        run.cost_usd = (spent.cost_usd - spent_before.cost_usd).max(0.0);
         report.run = run;
         Ok(report)
     }

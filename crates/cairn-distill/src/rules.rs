@@ -76,7 +76,10 @@ pub fn parse_date(s: &str) -> Option<Timestamp> {
 /// (the conversation was scrubbed already, but a model may still write something that looks
 /// like a key).
 fn scrubbed(text: &str) -> String {
-    cairn_text::scrub::scrubber().scrub(text.trim()).0.into_owned()
+    cairn_text::scrub::scrubber()
+        .scrub(text.trim())
+        .0
+        .into_owned()
 }
 
 fn clean_list(list: &[String], lower: bool) -> Vec<String> {

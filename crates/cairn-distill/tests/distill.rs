@@ -500,6 +500,7 @@ async fn a_rebuild_keeps_ids_of_what_is_found_again_and_reports_the_diff() {
     let events = count_events(&store).await;
     let same = d.rebuild(None, &|_, _| {}).await.unwrap();
     assert_eq!(same.run.windows, 1);
+    assert_eq!(same.run.calls, 1, "the model was asked again: {same:?}");
     assert!(
         same.added.is_empty() && same.changed.is_empty() && same.dropped.is_empty(),
         "{same:#?}"
