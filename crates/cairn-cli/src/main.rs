@@ -14,6 +14,7 @@ mod bench_distill;
 mod bench_search;
 mod eval;
 mod eval_distill;
+mod hook;
 mod llm;
 
 use anyhow::Context;
@@ -219,6 +220,18 @@ enum Command {
         /// Print JSON: windows distilled, items kept and dropped with reasons, model calls, tokens.
         #[arg(long)]
         json: bool,
+    },
+    /// Answer an agent's hook: reads the hook's JSON on standard input and prints what the
+    /// agent adds to its context (at session start, the project's note titles). Fails open:
+    /// prints nothing and exits 0 within 150 ms when Cairn is not running or memory is off.
+    #[command(
+        after_help = "Hooks (framework event): claude-code SessionStart|UserPromptSubmit, codex SessionStart|UserPromptSubmit, gemini-cli SessionStart|BeforeAgent, qwen-code SessionStart|UserPromptSubmit, cursor sessionStart|beforeSubmitPrompt.\nAn unknown framework or event exits 2 with a message on standard error."
+    )]
+    Hook {
+        /// The framework, as `cairn integrate --list` names it.
+        framework: String,
+        /// The event, as the framework spells it.
+        event: String,
     },
     /// Show the config file's path or the effective settings.
     Config {
@@ -445,6 +458,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Hooks answer before settings, logging or the async runtime exist: they must cost
+    // nothing and print only what the agent expects.
+    if let Command::Hook { framework, event } = &cli.command {
+        return hook::main(framework, event);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -671,6 +689,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Command::Llm {
                 what: LlmCmd::ForgetKey { api },
             } => llm::forget_key(api.name()).map_err(Failure::from),
+            // Answered in `main` before settings, logging and the runtime.
+            Command::Hook { .. } => Ok(()),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {

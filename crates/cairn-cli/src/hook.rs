@@ -1,0 +1,578 @@
+//! `cairn hook <framework> <event>`: what an agent's hook prints into its context.
+//!
+//! The agent runs this for every session start and every prompt, so it is built to cost
+//! nothing and never get in the way (DESIGN §3 item 5):
+//! - no settings file, no log file, no async runtime, no store: it reads `service.json`,
+//!   asks the running service over loopback (a few plain HTTP/1.1 requests on a
+//!   `TcpStream`), and prints;
+//! - one hard deadline for the whole answer ([`DEADLINE`], so the process is done within
+//!   150 ms); the service down, slow,
+//!   answering an error, memory off, the input malformed or over [`MAX_INPUT`] bytes →
+//!   nothing printed, exit 0: the agent proceeds untouched;
+//! - [`RECURSION_GUARD`](cairn_config::RECURSION_GUARD) set (Cairn's own model calls) →
+//!   nothing at once;
+//! - standard output carries only what the framework expects ([`render`]); nothing goes to
+//!   standard error except a configuration error (an unknown framework or event: exit 2).
+//!
+//! Session-start events print the note titles of the hook's project (from the input's
+//! `cwd`, identified as capture identifies projects). Per-turn events ask the service for
+//! the turn note ([`turn_note`]) once the service offers one.
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cairn_api::ServiceFile;
+use serde::Serialize;
+
+/// The whole answer — input read, service found, asked and answered — within this time,
+/// counted from the start of [`main`]. It leaves 30 ms of the hook's 150 ms budget for the
+/// process to start and exit.
+pub const DEADLINE: Duration = Duration::from_millis(120);
+
+/// The most hook input read from standard input; more is treated as malformed.
+pub const MAX_INPUT: u64 = 1 << 20;
+
+/// The most of a service answer read (note titles are at most 1,500 characters).
+const MAX_ANSWER: usize = 1 << 20;
+
+/// The frameworks whose hooks can add context, with their event names as they spell them.
+const SUPPORTED: &str = "claude-code (SessionStart, UserPromptSubmit), codex (SessionStart, UserPromptSubmit), \
+gemini-cli (SessionStart, BeforeAgent), qwen-code (SessionStart, UserPromptSubmit), cursor (sessionStart, beforeSubmitPrompt)";
+
+/// A framework whose hooks Cairn answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framework {
+    /// Claude Code (`settings.json` hooks).
+    ClaudeCode,
+    /// OpenAI Codex CLI (`hooks.json`, Claude-compatible).
+    Codex,
+    /// Gemini CLI (`settings.json` hooks).
+    GeminiCli,
+    /// Qwen Code (Claude-compatible).
+    QwenCode,
+    /// Cursor (`hooks.json`, snake_case output).
+    Cursor,
+}
+
+/// When the hook fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// A session starts: the note titles.
+    SessionStart,
+    /// The user submitted a prompt: the turn note.
+    Turn,
+}
+
+/// One framework's event, as given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hook {
+    /// The framework.
+    pub framework: Framework,
+    /// The event as the framework spells it (echoed in its output).
+    pub event: &'static str,
+    /// What the event is for.
+    pub moment: Moment,
+}
+
+impl Hook {
+    /// The hook for `framework` (an id as `cairn integrate --list` prints it) and `event`
+    /// (as that framework spells it); an error naming what is wrong otherwise.
+    pub fn parse(framework: &str, event: &str) -> Result<Self, String> {
+        let (fw, events): (Framework, [&'static str; 2]) = match framework {
+            "claude-code" => (Framework::ClaudeCode, ["SessionStart", "UserPromptSubmit"]),
+            "codex" => (Framework::Codex, ["SessionStart", "UserPromptSubmit"]),
+            "qwen-code" => (Framework::QwenCode, ["SessionStart", "UserPromptSubmit"]),
+            "gemini-cli" => (Framework::GeminiCli, ["SessionStart", "BeforeAgent"]),
+            "cursor" => (Framework::Cursor, ["sessionStart", "beforeSubmitPrompt"]),
+            "copilot-cli" => {
+                return Err(
+                    "copilot-cli ignores what its hooks print (sessionStart, userPromptSubmitted), \
+                     so Cairn installs no hook there; it reaches Copilot through MCP (`cairn integrate copilot-cli`)"
+                        .into(),
+                );
+            }
+            "opencode" | "crush" | "goose" => {
+                return Err(format!(
+                    "{framework} has no shell hook that adds context; Cairn reaches it through MCP \
+                     (`cairn integrate {framework}`). Hooks: {SUPPORTED}"
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "unknown framework {other:?} for `cairn hook`; hooks: {SUPPORTED}"
+                ));
+            }
+        };
+        let Some(found) = events.into_iter().find(|e| *e == event) else {
+            return Err(format!(
+                "unknown event {event:?} for {framework}; its events: {}",
+                events.join(", ")
+            ));
+        };
+        Ok(Self {
+            framework: fw,
+            event: found,
+            moment: if found == events[0] {
+                Moment::SessionStart
+            } else {
+                Moment::Turn
+            },
+        })
+    }
+}
+
+/// Claude Code, Codex, Gemini CLI and Qwen Code: `hookSpecificOutput.additionalContext`.
+#[derive(Serialize)]
+struct SpecificOutput<'a> {
+    #[serde(rename = "hookSpecificOutput")]
+    specific: Specific<'a>,
+}
+
+#[derive(Serialize)]
+struct Specific<'a> {
+    #[serde(rename = "hookEventName")]
+    event: &'a str,
+    #[serde(rename = "additionalContext")]
+    context: &'a str,
+}
+
+/// Cursor: `additional_context` (and `continue: true` before a prompt).
+#[derive(Serialize)]
+struct CursorOutput<'a> {
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    proceed: Option<bool>,
+    additional_context: &'a str,
+}
+
+/// Exactly what `hook`'s framework expects on standard output to add `context` to the
+/// agent's context, or `None` (print nothing) when there is no context.
+pub fn render(hook: Hook, context: Option<&str>) -> Option<String> {
+    let context = context.map(str::trim).filter(|c| !c.is_empty())?;
+    let out = match hook.framework {
+        Framework::ClaudeCode | Framework::Codex | Framework::GeminiCli | Framework::QwenCode => {
+            serde_json::to_string(&SpecificOutput {
+                specific: Specific {
+                    event: hook.event,
+                    context,
+                },
+            })
+        }
+        Framework::Cursor => serde_json::to_string(&CursorOutput {
+            proceed: (hook.moment == Moment::Turn).then_some(true),
+            additional_context: context,
+        }),
+    };
+    out.ok()
+}
+
+/// The session-start context: the note titles (`- title (path)` lines) framed for the agent.
+pub fn titles_context(titles: &str) -> Option<String> {
+    let titles = titles.trim();
+    (!titles.is_empty()).then(|| format!("Cairn notes you can read with the notes tool:\n{titles}"))
+}
+
+/// Runs the hook: the process's exit code (0, or 2 for an unknown framework or event).
+pub fn main(framework: &str, event: &str) -> ExitCode {
+    let started = Instant::now();
+    if std::env::var_os(cairn_config::RECURSION_GUARD).is_some_and(|v| !v.is_empty() && v != "0") {
+        return ExitCode::SUCCESS;
+    }
+    let hook = match Hook::parse(framework, event) {
+        Ok(h) => h,
+        Err(why) => {
+            eprintln!("cairn hook: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let deadline = started + DEADLINE;
+    if let Some(out) = answer(hook, deadline) {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe or a full disk is the agent's business: still exit 0.
+        let written = stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.write_all(b"\n"))
+            .and_then(|()| stdout.flush());
+        drop(written);
+    }
+    ExitCode::SUCCESS
+}
+
+/// What to print, if anything, decided before `deadline`.
+fn answer(hook: Hook, deadline: Instant) -> Option<String> {
+    let input = read_input(deadline)?;
+    let context = match hook.moment {
+        Moment::SessionStart => session_start(&input, deadline),
+        Moment::Turn => turn_note(hook, &input, deadline),
+    }?;
+    if Instant::now() > deadline {
+        return None;
+    }
+    render(hook, Some(&context))
+}
+
+/// The hook's JSON object from standard input, read within the deadline; `None` when it is
+/// not a JSON object or is longer than [`MAX_INPUT`].
+fn read_input(deadline: Instant) -> Option<serde_json::Value> {
+    let (tx, rx) = mpsc::channel();
+    // A thread, so an agent that never closes standard input cannot hold the hook past its
+    // deadline (the thread dies with the process).
+    std::thread::Builder::new()
+        .name("hook-stdin".into())
+        .spawn(move || {
+            let mut buf = Vec::new();
+            let read = std::io::stdin()
+                .lock()
+                .take(MAX_INPUT + 1)
+                .read_to_end(&mut buf);
+            drop(tx.send(read.map(|_| buf)));
+        })
+        .ok()?;
+    let buf = rx
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .ok()?
+        .ok()?;
+    if buf.len() as u64 > MAX_INPUT {
+        return None;
+    }
+    serde_json::from_slice::<serde_json::Value>(&buf)
+        .ok()
+        .filter(serde_json::Value::is_object)
+}
+
+/// The hook's working directory: `cwd`, else Cursor's first `workspace_roots` entry, else
+/// this process's own; only an absolute path.
+fn hook_cwd(input: &serde_json::Value) -> Option<PathBuf> {
+    let given = input
+        .get("cwd")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| {
+            input
+                .get("workspace_roots")
+                .and_then(|r| r.get(0))
+                .and_then(serde_json::Value::as_str)
+        })
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from);
+    given
+        .or_else(|| std::env::current_dir().ok())
+        .filter(|p| p.is_absolute())
+}
+
+/// The note titles for the hook's project, framed for the agent; `None` when there are
+/// none, memory is off or the service does not answer in time.
+fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String> {
+    let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
+    let service = Loopback::find(deadline)?;
+    if !service.memory_on()? {
+        return None;
+    }
+    let titles = service.call("notes_titles", &serde_json::json!({ "project": project }))?;
+    titles_context(titles.get("text")?.as_str()?)
+}
+
+/// The turn note for this prompt — the one place the turn-note pipeline fills in. Asks the
+/// service's `turn_note` method when this Cairn has one; until then there is no note and
+/// the hook prints nothing (a note is never made up here).
+pub fn turn_note(hook: Hook, input: &serde_json::Value, deadline: Instant) -> Option<String> {
+    const METHOD: &str = "turn_note";
+    if !cairn_api::Service::METHODS.contains(&METHOD) {
+        return None;
+    }
+    let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
+    let service = Loopback::find(deadline)?;
+    let note = service.call(
+        METHOD,
+        &serde_json::json!({
+            "framework": framework_id(hook.framework),
+            "project": project,
+            "session_id": input.get("session_id").or_else(|| input.get("conversation_id")),
+            "prompt": input.get("prompt"),
+        }),
+    )?;
+    note.get("note")?.as_str().map(str::to_owned)
+}
+
+/// The framework's id as capture and `cairn integrate` name it.
+fn framework_id(f: Framework) -> &'static str {
+    match f {
+        Framework::ClaudeCode => "claude-code",
+        Framework::Codex => "codex",
+        Framework::GeminiCli => "gemini-cli",
+        Framework::QwenCode => "qwen-code",
+        Framework::Cursor => "cursor",
+    }
+}
+
+/// The running service on loopback, checked to be the one that wrote `service.json` (its
+/// health check proves it knows the token) before the token is sent, every request bounded
+/// by the hook's deadline.
+struct Loopback {
+    addr: SocketAddr,
+    authority: String,
+    token: String,
+    deadline: Instant,
+}
+
+impl Loopback {
+    /// The service named by `service.json`, verified; `None` when there is none, it is not
+    /// on loopback, or it does not prove itself in time.
+    fn find(deadline: Instant) -> Option<Self> {
+        let paths = cairn_config::Paths::from_env().ok()?;
+        Self::at(&paths.service_file(), deadline)
+    }
+
+    fn at(service_file: &Path, deadline: Instant) -> Option<Self> {
+        let info = ServiceFile::read(service_file).ok()?;
+        let authority = info.url.strip_prefix("http://")?.trim_end_matches('/');
+        let (host, port) = authority.rsplit_once(':')?;
+        let port: u16 = port.parse().ok()?;
+        // Loopback only, and no name lookup: never a network call.
+        let ip: std::net::IpAddr = match host {
+            "127.0.0.1" | "localhost" => std::net::Ipv4Addr::LOCALHOST.into(),
+            "[::1]" => std::net::Ipv6Addr::LOCALHOST.into(),
+            _ => return None,
+        };
+        let service = Self {
+            addr: SocketAddr::new(ip, port),
+            authority: authority.to_owned(),
+            token: info.token.clone(),
+            deadline,
+        };
+        let challenge = cairn_api::http::fresh_instance_id().ok()?;
+        let (status, body) =
+            service.request("GET", &format!("/api/health?challenge={challenge}"), None)?;
+        if status != 200 {
+            return None;
+        }
+        let health: cairn_api::http::Health = serde_json::from_slice(&body).ok()?;
+        let expected = info.instance.as_deref()?;
+        let proof = cairn_api::http::health_proof(&info.token, &challenge);
+        (health.instance.as_deref() == Some(expected) && health.proof.as_deref() == Some(&*proof))
+            .then_some(service)
+    }
+
+    /// Whether memory is on (`None`: no answer).
+    fn memory_on(&self) -> Option<bool> {
+        self.call("status", &serde_json::json!({}))?
+            .get("memory")?
+            .get("enabled")?
+            .as_bool()
+    }
+
+    /// One API method's answer; `None` for any failure.
+    fn call(&self, method: &str, params: &serde_json::Value) -> Option<serde_json::Value> {
+        let body = serde_json::to_vec(params).ok()?;
+        let (status, answer) = self.request("POST", &format!("/api/rpc/{method}"), Some(&body))?;
+        if status != 200 {
+            return None;
+        }
+        serde_json::from_slice(&answer).ok()
+    }
+
+    /// One HTTP/1.1 exchange (`Connection: close`) within the deadline: the status and the
+    /// body. The token goes only with a body, i.e. to the RPC routes after verification.
+    fn request(&self, method: &str, path: &str, body: Option<&[u8]>) -> Option<(u16, Vec<u8>)> {
+        let left = || {
+            let d = self.deadline.saturating_duration_since(Instant::now());
+            (!d.is_zero()).then_some(d)
+        };
+        let mut stream = TcpStream::connect_timeout(&self.addr, left()?).ok()?;
+        drop(stream.set_nodelay(true));
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\n",
+            self.authority
+        );
+        if let Some(b) = body {
+            head.push_str(&format!(
+                "Authorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+                self.token,
+                b.len()
+            ));
+        }
+        head.push_str("\r\n");
+        let mut message = head.into_bytes();
+        message.extend_from_slice(body.unwrap_or_default());
+        stream.set_write_timeout(Some(left()?)).ok()?;
+        stream.write_all(&message).ok()?;
+        let mut got = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            stream.set_read_timeout(Some(left()?)).ok()?;
+            let n = stream.read(&mut chunk).ok()?;
+            if n == 0 {
+                return parse_response(&got, true);
+            }
+            got.extend_from_slice(&chunk[..n]);
+            if got.len() > MAX_ANSWER {
+                return None;
+            }
+            if let Some(done) = parse_response(&got, false) {
+                return Some(done);
+            }
+        }
+    }
+}
+
+/// The status and body of an HTTP/1.1 response, once it is complete (`eof`: the server
+/// closed the connection, so whatever came is all there is).
+fn parse_response(raw: &[u8], eof: bool) -> Option<(u16, Vec<u8>)> {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&raw[..end]).ok()?;
+    let rest = &raw[end + 4..];
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let mut length = None;
+    let mut chunked = false;
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = Some(value.parse::<usize>().ok()?);
+        } else if name.eq_ignore_ascii_case("transfer-encoding")
+            && value.to_ascii_lowercase().contains("chunked")
+        {
+            chunked = true;
+        }
+    }
+    if chunked {
+        return dechunk(rest).map(|b| (status, b));
+    }
+    match length {
+        Some(n) if rest.len() >= n => Some((status, rest[..n].to_vec())),
+        Some(_) => None,
+        None => eof.then(|| (status, rest.to_vec())),
+    }
+}
+
+/// A chunked body decoded, once its last chunk has arrived.
+fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = raw.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&raw[..line_end]).ok()?;
+        let size_text = size_text.split(';').next()?.trim();
+        let size = usize::from_str_radix(size_text, 16).ok()?;
+        raw = &raw[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        if raw.len() < size + 2 {
+            return None;
+        }
+        out.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTE: &str = "Earlier (2026-11-30, this project): the release build needs \"--locked\".";
+
+    fn hook(framework: &str, event: &str) -> Hook {
+        Hook::parse(framework, event).unwrap()
+    }
+
+    #[test]
+    fn every_framework_prints_its_own_shape() {
+        let esc = serde_json::to_string(NOTE).unwrap();
+        let cases = [
+            ("claude-code", "SessionStart"),
+            ("claude-code", "UserPromptSubmit"),
+            ("codex", "SessionStart"),
+            ("codex", "UserPromptSubmit"),
+            ("qwen-code", "SessionStart"),
+            ("qwen-code", "UserPromptSubmit"),
+            ("gemini-cli", "SessionStart"),
+            ("gemini-cli", "BeforeAgent"),
+        ];
+        for (fw, ev) in cases {
+            assert_eq!(
+                render(hook(fw, ev), Some(NOTE)).unwrap(),
+                format!(
+                    r#"{{"hookSpecificOutput":{{"hookEventName":"{ev}","additionalContext":{esc}}}}}"#
+                ),
+                "{fw} {ev}"
+            );
+        }
+        assert_eq!(
+            render(hook("cursor", "sessionStart"), Some(NOTE)).unwrap(),
+            format!(r#"{{"additional_context":{esc}}}"#)
+        );
+        assert_eq!(
+            render(hook("cursor", "beforeSubmitPrompt"), Some(NOTE)).unwrap(),
+            format!(r#"{{"continue":true,"additional_context":{esc}}}"#)
+        );
+    }
+
+    #[test]
+    fn no_note_prints_nothing() {
+        for (fw, ev) in [
+            ("claude-code", "UserPromptSubmit"),
+            ("gemini-cli", "BeforeAgent"),
+            ("cursor", "beforeSubmitPrompt"),
+            ("cursor", "sessionStart"),
+        ] {
+            assert_eq!(render(hook(fw, ev), None), None);
+            assert_eq!(render(hook(fw, ev), Some("  \n ")), None);
+        }
+        assert_eq!(titles_context(""), None);
+        assert_eq!(
+            titles_context("- Build (build.md)\n").unwrap(),
+            "Cairn notes you can read with the notes tool:\n- Build (build.md)"
+        );
+    }
+
+    #[test]
+    fn events_are_spelled_as_each_framework_spells_them() {
+        assert_eq!(
+            hook("claude-code", "SessionStart").moment,
+            Moment::SessionStart
+        );
+        assert_eq!(hook("claude-code", "UserPromptSubmit").moment, Moment::Turn);
+        assert_eq!(hook("gemini-cli", "BeforeAgent").moment, Moment::Turn);
+        assert_eq!(hook("cursor", "sessionStart").moment, Moment::SessionStart);
+        let e = Hook::parse("gemini-cli", "UserPromptSubmit").unwrap_err();
+        assert!(
+            e.contains("\"UserPromptSubmit\"") && e.contains("BeforeAgent"),
+            "{e}"
+        );
+        let e = Hook::parse("cursor", "SessionStart").unwrap_err();
+        assert!(e.contains("sessionStart"), "{e}");
+        let e = Hook::parse("vim", "SessionStart").unwrap_err();
+        assert!(e.contains("\"vim\""), "{e}");
+        let e = Hook::parse("opencode", "SessionStart").unwrap_err();
+        assert!(e.contains("opencode") && e.contains("MCP"), "{e}");
+    }
+
+    #[test]
+    fn the_per_turn_path_makes_no_note_until_the_service_offers_one() {
+        // No service, no method: None at once, whatever the input says.
+        let input = serde_json::json!({"session_id": "s", "cwd": "/tmp", "prompt": "hi"});
+        let deadline = Instant::now() + DEADLINE;
+        assert_eq!(
+            turn_note(hook("claude-code", "UserPromptSubmit"), &input, deadline),
+            None
+        );
+    }
+
+    #[test]
+    fn responses_parse_by_length_chunks_or_close() {
+        let r = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+        assert_eq!(parse_response(r, false), Some((200, b"{}".to_vec())));
+        assert_eq!(parse_response(&r[..r.len() - 1], false), None);
+        let c = b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+        assert_eq!(parse_response(c, false), Some((404, b"{}".to_vec())));
+        assert_eq!(parse_response(&c[..c.len() - 7], false), None);
+        let e = b"HTTP/1.1 200 OK\r\n\r\n{\"a\":1}";
+        assert_eq!(parse_response(e, false), None);
+        assert_eq!(parse_response(e, true), Some((200, b"{\"a\":1}".to_vec())));
+        assert_eq!(parse_response(b"garbage", true), None);
+    }
+}

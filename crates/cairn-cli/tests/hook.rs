@@ -1,0 +1,414 @@
+//! `cairn hook <framework> <event>` end to end: the real binary, a real daemon on loopback,
+//! real notes. Timings are printed as figures (median of 20 runs); only a loose sanity
+//! bound is asserted, since these machines are noisy.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// A loose bound: the hook's own deadline is 150 ms.
+const SANITY: Duration = Duration::from_secs(2);
+
+fn cairn(home: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.env("CAIRN_HOME", home)
+        .env_remove("CAIRN_LOG")
+        .env_remove("CAIRN_INTERNAL_CALL");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CAIRN__") {
+            c.env_remove(k);
+        }
+    }
+    c.env("CAIRN__MODELS__DOWNLOAD", "false");
+    c
+}
+
+/// Runs `cairn hook <framework> <event>` with `input` on standard input; the output and how
+/// long the process took.
+fn hook(home: &Path, framework: &str, event: &str, input: &[u8]) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = cairn(home)
+        .args(["hook", framework, event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // The hook may stop reading (input too long) and exit: a failed write is expected then.
+    let writer = std::thread::spawn(move || {
+        let _ignored = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    writer.join().unwrap();
+    (out, took)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// The hook printed nothing at all and exited 0 within the sanity bound.
+fn assert_silent(out: &Output, took: Duration, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what}: {out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: stdout {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{what}: stderr {:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < SANITY, "{what}: took {took:?}");
+}
+
+struct Daemon {
+    child: Child,
+    url: String,
+    token: String,
+}
+
+impl Daemon {
+    fn start(home: &Path, fake_home: &Path) -> Self {
+        let mut child = cairn(home)
+            .env("HOME", fake_home)
+            .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
+            .arg("daemon")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let line = loop {
+            let Some(line) = lines.next() else {
+                panic!(
+                    "daemon exited ({:?}) before printing its address",
+                    child.wait()
+                );
+            };
+            let line = line.unwrap();
+            if line.contains("http://127.0.0.1:") {
+                break line;
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap();
+        let (base, token) = url.split_once("/#token=").unwrap();
+        Self {
+            child,
+            url: base.to_owned(),
+            token: token.to_owned(),
+        }
+    }
+
+    fn rpc(&self, method: &str, body: &serde_json::Value) -> serde_json::Value {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-f",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                &format!("Authorization: Bearer {}", self.token),
+                "--data-binary",
+                &body.to_string(),
+                &format!("{}/api/rpc/{method}", self.url),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{method}: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ignored = self.child.kill();
+        let _ignored = self.child.wait();
+    }
+}
+
+const SESSION_START: &str =
+    r#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup","cwd":"/nowhere"}"#;
+
+#[test]
+fn with_the_service_down_every_hook_prints_nothing_fast() {
+    let home = tempfile::tempdir().unwrap();
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let (out, took) = hook(
+            home.path(),
+            "claude-code",
+            "SessionStart",
+            SESSION_START.as_bytes(),
+        );
+        assert_silent(&out, took, "service down");
+        times.push(took);
+    }
+    for (fw, ev) in [
+        ("claude-code", "UserPromptSubmit"),
+        ("codex", "SessionStart"),
+        ("gemini-cli", "BeforeAgent"),
+        ("cursor", "sessionStart"),
+        ("qwen-code", "UserPromptSubmit"),
+    ] {
+        let (out, took) = hook(home.path(), fw, ev, SESSION_START.as_bytes());
+        assert_silent(&out, took, &format!("{fw} {ev}"));
+    }
+    // A stale service.json (no one listens there) changes nothing.
+    fs_err::create_dir_all(home.path().join("run")).unwrap();
+    fs_err::write(
+        home.path().join("run/service.json"),
+        r#"{"pid":1,"host":"daemon","version":"0","started_at":"x","url":"http://127.0.0.1:9","token":"t","instance":"i"}"#,
+    )
+    .unwrap();
+    let (out, took) = hook(
+        home.path(),
+        "claude-code",
+        "SessionStart",
+        SESSION_START.as_bytes(),
+    );
+    assert_silent(&out, took, "stale service.json");
+    println!(
+        "hook round trip, service down (debug build): median {:?} of 20 runs",
+        median(times)
+    );
+}
+
+#[test]
+fn a_service_that_never_answers_is_given_up_on_within_the_deadline() {
+    let home = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accept connections and never answer.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            held.push(s);
+        }
+    });
+    fs_err::create_dir_all(home.path().join("run")).unwrap();
+    fs_err::write(
+        home.path().join("run/service.json"),
+        format!(
+            r#"{{"pid":1,"host":"daemon","version":"0","started_at":"x","url":"http://127.0.0.1:{port}","token":"t","instance":"i"}}"#
+        ),
+    )
+    .unwrap();
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let (out, took) = hook(
+            home.path(),
+            "claude-code",
+            "SessionStart",
+            SESSION_START.as_bytes(),
+        );
+        assert_silent(&out, took, "silent service");
+        times.push(took);
+    }
+    println!(
+        "hook with a service that accepts and never answers (debug build): median {:?} of 5 runs",
+        median(times)
+    );
+}
+
+#[test]
+fn the_recursion_guard_silences_the_hook() {
+    let home = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = cairn(home.path())
+        .env("CAIRN_INTERNAL_CALL", "1")
+        .args(["hook", "claude-code", "SessionStart"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_silent(&out, started.elapsed(), "guard");
+}
+
+#[test]
+fn malformed_or_huge_input_prints_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let huge = format!(
+        r#"{{"session_id":"s","cwd":"/tmp","prompt":"{}"}}"#,
+        "x".repeat(2 << 20)
+    );
+    let inputs: [(&str, &[u8]); 6] = [
+        ("empty", b""),
+        ("not json", b"this is not json"),
+        ("truncated", br#"{"session_id":"s","cwd":"/tm"#),
+        ("an array", b"[1,2,3]"),
+        ("binary", &[0xff, 0xfe, 0x00, 0x01]),
+        ("over 1 MiB", huge.as_bytes()),
+    ];
+    for (what, input) in inputs {
+        for (fw, ev) in [
+            ("claude-code", "SessionStart"),
+            ("gemini-cli", "BeforeAgent"),
+        ] {
+            let (out, took) = hook(home.path(), fw, ev, input);
+            assert_silent(&out, took, what);
+        }
+    }
+}
+
+#[test]
+fn an_unknown_framework_or_event_exits_2_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    for (fw, ev, named) in [
+        ("vim", "SessionStart", "\"vim\""),
+        ("claude-code", "BeforeAgent", "\"BeforeAgent\""),
+        ("cursor", "SessionStart", "\"SessionStart\""),
+        ("opencode", "SessionStart", "opencode"),
+    ] {
+        let (out, _) = hook(home.path(), fw, ev, SESSION_START.as_bytes());
+        assert_eq!(out.status.code(), Some(2), "{fw} {ev}: {out:?}");
+        assert!(out.stdout.is_empty(), "{fw} {ev}: stdout {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(named), "{fw} {ev}: {err}");
+    }
+}
+
+#[test]
+fn session_start_prints_the_projects_note_titles_in_each_frameworks_shape() {
+    let home = tempfile::tempdir().unwrap();
+    let fake_home = tempfile::tempdir().unwrap();
+    // A repository whose identity is its origin remote; the agent works in a subfolder.
+    let repo = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(repo.path().join(".git")).unwrap();
+    fs_err::write(
+        repo.path().join(".git/config"),
+        "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:acme/hook-test.git\n",
+    )
+    .unwrap();
+    let cwd = repo.path().join("src/deep");
+    fs_err::create_dir_all(&cwd).unwrap();
+    let d = Daemon::start(home.path(), fake_home.path());
+    let input = serde_json::json!({
+        "session_id": "s",
+        "cwd": cwd,
+        "hook_event_name": "SessionStart",
+    })
+    .to_string();
+
+    // No notes yet: nothing.
+    let (out, took) = hook(home.path(), "claude-code", "SessionStart", input.as_bytes());
+    assert_silent(&out, took, "no notes");
+
+    for (project, path, text) in [
+        (
+            "github.com/acme/hook-test",
+            "build.md",
+            "# Release builds need --locked\n\nAlways.",
+        ),
+        (
+            "github.com/acme/other",
+            "other.md",
+            "# Not this project's note\n",
+        ),
+    ] {
+        d.rpc(
+            "note_command",
+            &serde_json::json!({
+                "command": "create",
+                "scope": "project",
+                "project": project,
+                "path": path,
+                "file_text": text,
+            }),
+        );
+    }
+    let context =
+        "Cairn notes you can read with the notes tool:\n- Release builds need --locked (build.md)";
+
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let (out, took) = hook(home.path(), "claude-code", "SessionStart", input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(out.stderr.is_empty(), "{out:?}");
+        assert!(took < SANITY, "took {took:?}");
+        let expected = serde_json::json!({
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
+        });
+        let printed = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            printed,
+            format!(
+                "{{\"hookSpecificOutput\":{{\"hookEventName\":\"SessionStart\",\"additionalContext\":{}}}}}\n",
+                serde_json::to_string(context).unwrap()
+            )
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&printed).unwrap(),
+            expected
+        );
+        times.push(took);
+    }
+    println!(
+        "hook round trip, service up, 1 title (debug build): median {:?} of 20 runs",
+        median(times)
+    );
+
+    let (out, _) = hook(home.path(), "gemini-cli", "SessionStart", input.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        serde_json::json!({
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
+        })
+    );
+    let cursor = serde_json::json!({"conversation_id": "c", "workspace_roots": [cwd]}).to_string();
+    let (out, _) = hook(home.path(), "cursor", "sessionStart", cursor.as_bytes());
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+        serde_json::json!({ "additional_context": context })
+    );
+
+    // Per-turn events: no turn note exists yet, so nothing, even with the service up.
+    for (fw, ev) in [
+        ("claude-code", "UserPromptSubmit"),
+        ("gemini-cli", "BeforeAgent"),
+        ("cursor", "beforeSubmitPrompt"),
+    ] {
+        let (out, took) = hook(home.path(), fw, ev, input.as_bytes());
+        assert_silent(&out, took, &format!("{fw} {ev}"));
+    }
+
+    // Memory off: nothing; on again: the titles come back.
+    d.rpc("memory_set", &serde_json::json!({"enabled": false}));
+    let (out, took) = hook(home.path(), "claude-code", "SessionStart", input.as_bytes());
+    assert_silent(&out, took, "memory off");
+    d.rpc("memory_set", &serde_json::json!({"enabled": true}));
+    let (out, _) = hook(home.path(), "claude-code", "SessionStart", input.as_bytes());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Release builds need --locked"),
+        "{out:?}"
+    );
+
+    // The recursion guard wins over a running service.
+    let out = cairn(home.path())
+        .env("CAIRN_INTERNAL_CALL", "1")
+        .args(["hook", "claude-code", "SessionStart"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.stdout.is_empty() && out.status.success(), "{out:?}");
+}
