@@ -227,6 +227,54 @@ fn a_service_that_never_answers_is_given_up_on_within_the_deadline() {
 }
 
 #[test]
+fn an_impostor_at_the_services_address_never_gets_the_token() {
+    use std::io::Read;
+    let home = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    // Answers every request as a health check with the right instance and a wrong proof.
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let _ignored = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let body = r#"{"ok":true,"instance":"i","proof":"00"}"#;
+            let _ignored = write!(
+                s,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    fs_err::create_dir_all(home.path().join("run")).unwrap();
+    fs_err::write(
+        home.path().join("run/service.json"),
+        format!(
+            r#"{{"pid":1,"host":"daemon","version":"0","started_at":"x","url":"http://127.0.0.1:{port}","token":"secret-token","instance":"i"}}"#
+        ),
+    )
+    .unwrap();
+    let (out, took) = hook(
+        home.path(),
+        "claude-code",
+        "SessionStart",
+        SESSION_START.as_bytes(),
+    );
+    assert_silent(&out, took, "impostor");
+    let seen: Vec<String> = rx.try_iter().collect();
+    assert!(!seen.is_empty(), "the hook asked who answers");
+    for request in &seen {
+        assert!(
+            request.starts_with("GET /api/health?challenge="),
+            "{request}"
+        );
+        assert!(!request.contains("secret-token"), "{request}");
+    }
+}
+
+#[test]
 fn the_recursion_guard_silences_the_hook() {
     let home = tempfile::tempdir().unwrap();
     let started = Instant::now();
