@@ -266,11 +266,17 @@ fn hook_cwd(input: &serde_json::Value) -> Option<PathBuf> {
 fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String> {
     let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
     let service = Loopback::find(deadline)?;
-    if !service.memory_on()? {
+    // Both questions at once: the status counts the store, which takes a while when it is
+    // large, and the titles need not wait for it.
+    let (memory_on, titles) = std::thread::scope(|scope| {
+        let memory = scope.spawn(|| service.memory_on());
+        let titles = service.call("notes_titles", &serde_json::json!({ "project": project }));
+        (memory.join().ok().flatten(), titles)
+    });
+    if memory_on != Some(true) {
         return None;
     }
-    let titles = service.call("notes_titles", &serde_json::json!({ "project": project }))?;
-    titles_context(titles.get("text")?.as_str()?)
+    titles_context(titles?.get("text")?.as_str()?)
 }
 
 /// The turn note for this prompt — the one place the turn-note pipeline fills in. Asks the
