@@ -1056,6 +1056,11 @@ impl Service {
         })
     }
 
+    #[tracing::instrument(skip_all, err)]
+    async fn memory_get(&self, _: Empty) -> Result<MemoryState> {
+        self.memory_state().await
+    }
+
     async fn memory_state(&self) -> Result<MemoryState> {
         let stored = self.inner.store.setting::<bool>(MEMORY_KEY).await?;
         Ok(match stored {

@@ -266,8 +266,7 @@ fn hook_cwd(input: &serde_json::Value) -> Option<PathBuf> {
 fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String> {
     let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
     let service = Loopback::find(deadline)?;
-    // Both questions at once: the status counts the store, which takes a while when it is
-    // large, and the titles need not wait for it.
+    // Both questions at once: the titles need not wait for the memory switch.
     let (memory_on, titles) = std::thread::scope(|scope| {
         let memory = scope.spawn(|| service.memory_on());
         let titles = service.call("notes_titles", &serde_json::json!({ "project": project }));
@@ -360,10 +359,10 @@ impl Loopback {
             .then_some(service)
     }
 
-    /// Whether memory is on (`None`: no answer).
+    /// Whether memory is on (`None`: no answer). `memory_get` reads one setting, so it
+    /// answers at once whatever the size of the store.
     fn memory_on(&self) -> Option<bool> {
-        self.call("status", &serde_json::json!({}))?
-            .get("memory")?
+        self.call("memory_get", &serde_json::json!({}))?
             .get("enabled")?
             .as_bool()
     }

@@ -31,6 +31,8 @@ macro_rules! for_each_method {
         $m! {
             status($crate::api::Empty) -> $crate::api::Status,
                 "The service's status: memory switch, counts, workers, warnings.";
+            memory_get($crate::api::Empty) -> $crate::api::MemoryState,
+                "Whether memory is on (cheap: for hooks that must answer within milliseconds).";
             memory_set($crate::api::MemorySetReq) -> $crate::api::MemoryState,
                 "Switch memory on or off. Off stops capture and the search service.";
             clear($crate::api::ClearReq) -> $crate::api::ClearReport,

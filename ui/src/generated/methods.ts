@@ -60,6 +60,8 @@ import type { Status } from "./Status";
 export type Methods = {
   /** The service's status: memory switch, counts, workers, warnings. */
   status: { req: Empty; res: Status };
+  /** Whether memory is on (cheap: for hooks that must answer within milliseconds). */
+  memory_get: { req: Empty; res: MemoryState };
   /** Switch memory on or off. Off stops capture and the search service. */
   memory_set: { req: MemorySetReq; res: MemoryState };
   /** Wipe everything remembered (logs, index, cursors; notes only when asked). */
@@ -131,4 +133,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list"] as const;
