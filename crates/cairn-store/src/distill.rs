@@ -4,9 +4,10 @@ use cairn_core::{Item, ItemId, Record, RecordId, Relation, RelationKind, Timesta
 use sea_orm::{ConnectionTrait, EntityTrait, Statement, TransactionTrait};
 
 use crate::entity::records;
+use crate::error::corrupt;
 
 use crate::store::{now_text, parse_ts, record_from_model, ts_text};
-use crate::{Error, Result, Store};
+use crate::{Result, Store};
 
 /// A session with requests distillation has not read yet.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,14 +22,6 @@ pub struct PendingSession {
     pub first_at: Timestamp,
     /// The session's last activity (its newest request's end, else start).
     pub last_at: Timestamp,
-}
-
-fn corrupt(table: &'static str, column: &'static str, reason: String) -> Error {
-    Error::Corrupt {
-        table,
-        column,
-        reason,
-    }
 }
 
 impl Store {

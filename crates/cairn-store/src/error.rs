@@ -52,3 +52,12 @@ pub enum Error {
 
 /// The store's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A stored value that cannot be read back: which table and column, and why.
+pub(crate) fn corrupt(table: &'static str, column: &'static str, reason: String) -> Error {
+    Error::Corrupt {
+        table,
+        column,
+        reason,
+    }
+}

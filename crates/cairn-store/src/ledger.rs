@@ -3,8 +3,9 @@
 use sea_orm::{ConnectionTrait, Statement};
 use serde::{Deserialize, Serialize};
 
-use crate::store::ts_text;
-use crate::{Error, Result, Store};
+use crate::error::corrupt;
+use crate::store::{parse_ts, to_i64, to_u64, ts_text};
+use crate::{Result, Store};
 use cairn_core::Timestamp;
 
 /// How a model call ended.
@@ -96,14 +97,6 @@ pub struct LedgerTotals {
     pub cost_usd: f64,
 }
 
-fn to_u64(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
-}
-
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
 impl Store {
     /// Appends one call to the ledger. The error line is cut to 300 characters.
     pub async fn record_llm_call(&self, entry: &LedgerEntry) -> Result<()> {
@@ -186,20 +179,16 @@ impl Store {
                 let outcome: String = r.try_get("", "outcome")?;
                 let at: String = r.try_get("", "at")?;
                 Ok(LedgerEntry {
-                    at: chrono::DateTime::parse_from_rfc3339(&at)
-                        .map(|t| t.with_timezone(&chrono::Utc))
-                        .map_err(|e| Error::Corrupt {
-                            table: "llm_calls",
-                            column: "at",
-                            reason: format!("{at:?}: {e}"),
-                        })?,
+                    at: parse_ts("llm_calls", "at", &at)?,
                     provider: r.try_get("", "provider")?,
                     model: r.try_get("", "model")?,
                     purpose: r.try_get("", "purpose")?,
-                    outcome: LedgerOutcome::parse(&outcome).ok_or_else(|| Error::Corrupt {
-                        table: "llm_calls",
-                        column: "outcome",
-                        reason: format!("unknown outcome {outcome:?}"),
+                    outcome: LedgerOutcome::parse(&outcome).ok_or_else(|| {
+                        corrupt(
+                            "llm_calls",
+                            "outcome",
+                            format!("unknown outcome {outcome:?}"),
+                        )
                     })?,
                     attempts: u32::try_from(r.try_get::<i64>("", "attempts")?).unwrap_or(0),
                     input_tokens: to_u64(r.try_get("", "input_tokens")?),

@@ -13,6 +13,7 @@ use sea_orm::{
 };
 
 use crate::entity::{note_versions, notes};
+use crate::store::{to_i64, to_u64};
 use crate::{Error, Result, Store};
 
 /// What one version of a note records.
@@ -164,14 +165,6 @@ fn parse_note_ts(column: &'static str, s: &str) -> Result<Timestamp> {
             column,
             reason: format!("{s:?}: {e}"),
         })
-}
-
-fn to_u64(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
-}
-
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn note_from_row(r: &QueryResult) -> Result<NoteRow> {

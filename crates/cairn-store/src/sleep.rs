@@ -11,6 +11,7 @@ use sea_orm::{TransactionTrait, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::entity::vectors;
+use crate::error::corrupt;
 use crate::store::{now_text, parse_ts, ts_text};
 use crate::{Error, Result, Store};
 
@@ -88,14 +89,6 @@ pub struct Profile {
     pub item_count: u64,
     /// When it was written.
     pub updated_at: Timestamp,
-}
-
-fn corrupt(table: &'static str, column: &'static str, reason: String) -> Error {
-    Error::Corrupt {
-        table,
-        column,
-        reason,
-    }
 }
 
 impl Store {

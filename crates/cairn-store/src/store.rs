@@ -140,6 +140,16 @@ pub struct Store {
     writer: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
+/// A stored count (SQLite integers are signed) as a count; a negative one reads as 0.
+pub(crate) fn to_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// A count as SQLite stores it (saturating).
+pub(crate) fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
 pub(crate) fn now_text() -> String {
     ts_text(&chrono::Utc::now())
 }
