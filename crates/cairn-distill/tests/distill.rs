@@ -5,25 +5,18 @@
 //! recording and fails; record again with `CAIRN_RECORD=1`.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod common;
 
-use cairn_core::ports::Embedder;
+use common::{Scripted, embedder, policy, recorded};
+use std::sync::Arc;
+
 use cairn_core::{
     Chunk, ItemEventKind, ItemKind, NewRecord, Outcome, RecordId, Timestamp, VectorKind,
 };
 use cairn_distill::{Action, Distiller, Settle, prompt};
-use cairn_llm::{Budget, Llm, Policy, Provider, ProviderError, Recorded, Reply, Request, Usage};
+use cairn_llm::{Llm, Provider, Request};
 use cairn_store::Store;
 use serde_json::json;
-
-fn embedder() -> Arc<dyn Embedder> {
-    let dir = std::env::var_os("CAIRN_TEST_MODELS")
-        .map(PathBuf::from)
-        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
-    Arc::new(cairn_models::BertEmbedder::load(&dir).unwrap())
-}
 
 fn at(s: &str) -> Timestamp {
     chrono::DateTime::parse_from_rfc3339(s)
@@ -58,9 +51,6 @@ fn record(
         Vec::new(),
     )
 }
-
-/// The answers a model gives to this test's prompts, in its answer shape.
-struct Scripted;
 
 fn answer_for(r: &Request) -> String {
     let first_session = r.prompt.contains("listen on port 7420");
@@ -130,45 +120,16 @@ fn answer_for(r: &Request) -> String {
     .to_string()
 }
 
-impl Provider for Scripted {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-    fn model(&self) -> &str {
-        "claude-haiku-4-5"
-    }
-    fn complete(&self, r: &Request, _deadline: Instant) -> Result<Reply, ProviderError> {
-        Ok(Reply {
-            text: answer_for(r),
-            model: "claude-haiku-4-5-20251001".into(),
-            usage: Usage {
-                input_tokens: (r.system.len() + r.prompt.len()) as u64 / 4,
-                output_tokens: 700,
-            },
-            cost_usd: Some(0.0046),
-        })
-    }
-}
-
-fn recordings() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/recordings")
-}
-
 fn provider() -> Arc<dyn Provider> {
-    if std::env::var_os("CAIRN_RECORD").is_some() {
-        Arc::new(Recorded::recording(&recordings(), Arc::new(Scripted)))
-    } else {
-        Arc::new(Recorded::replay(&recordings()))
-    }
-}
-
-fn policy(calls: u32) -> Policy {
-    Policy {
-        timeout: Duration::from_secs(30),
-        retries: 0,
-        backoff: Duration::from_millis(1),
-        budget: Budget { calls, usd: 10.0 },
-    }
+    recorded(
+        "recordings",
+        Scripted {
+            answer: answer_for,
+            model: "claude-haiku-4-5-20251001",
+            output_tokens: 700,
+            cost_usd: 0.0046,
+        },
+    )
 }
 
 async fn distiller(store: &Store, calls: u32) -> Distiller {
@@ -436,19 +397,10 @@ async fn a_spent_budget_leaves_settled_windows_for_tomorrow() {
     assert!(store.items(true).await.unwrap().is_empty());
 }
 
-/// A model that, asked again (new prompts or a better model), finds the decision with one
+/// What a model gives, asked again (new prompts or a better model): the decision with one
 /// more fact, no longer the episode, and a new pitfall.
-struct ScriptedV2;
-
-impl Provider for ScriptedV2 {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-    fn model(&self) -> &str {
-        "claude-sonnet-4-5"
-    }
-    fn complete(&self, r: &Request, _deadline: Instant) -> Result<Reply, ProviderError> {
-        let text = json!({"items": [
+fn answer_v2(_: &Request) -> String {
+    json!({"items": [
             {"kind": "fact", "title": "Relay listens on port 7420",
              "summary": "The relay service in acme/relay listens on TCP port 7420 (set in config/relay.toml).",
              "body": "The relay service listens on port 7420. The port is set in config/relay.toml under [server].",
@@ -469,21 +421,7 @@ impl Provider for ScriptedV2 {
              "cues": ["commit rejected by hook", "commit message too long", "relay commit rules", "git hook error"],
              "concepts": ["git", "commit", "hook"], "importance": 3, "certainty": "stated", "sources": [4]}
         ]})
-        .to_string();
-        Ok(Reply {
-            text,
-            model: "claude-sonnet-4-5-20250929".into(),
-            usage: Usage {
-                input_tokens: (r.system.len() + r.prompt.len()) as u64 / 4,
-                output_tokens: 650,
-            },
-            cost_usd: Some(0.012),
-        })
-    }
-}
-
-fn recordings_v2() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/recordings-v2")
+    .to_string()
 }
 
 #[tokio::test]
@@ -510,11 +448,15 @@ async fn a_rebuild_keeps_ids_of_what_is_found_again_and_reports_the_diff() {
 
     // Another model: the decision gains a fact (same id), the episode is not found again
     // (archived, kept in the log), a pitfall is new.
-    let v2: Arc<dyn Provider> = if std::env::var_os("CAIRN_RECORD").is_some() {
-        Arc::new(Recorded::recording(&recordings_v2(), Arc::new(ScriptedV2)))
-    } else {
-        Arc::new(Recorded::replay(&recordings_v2()))
-    };
+    let v2 = recorded(
+        "recordings-v2",
+        Scripted {
+            answer: answer_v2,
+            model: "claude-sonnet-4-5-20250929",
+            output_tokens: 650,
+            cost_usd: 0.012,
+        },
+    );
     let d2 = Distiller::new(
         store.clone(),
         Llm::new(v2, store.clone(), policy(50)),

@@ -4,7 +4,9 @@
 //! budget, and Clear.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{Scripted, embedder, policy, recorded};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,18 +16,11 @@ use cairn_core::{
     VectorKind,
 };
 use cairn_distill::{Distiller, Settle, SleepReport};
-use cairn_llm::{Budget, Llm, Policy, Provider, ProviderError, Recorded, Reply, Request, Usage};
+use cairn_llm::{Llm, Provider, Request};
 use cairn_store::{ProfileKind, Store, StoredVector};
 use serde_json::json;
 
 const RELAY: &str = "github.com/acme/relay";
-
-fn embedder() -> Arc<dyn Embedder> {
-    let dir = std::env::var_os("CAIRN_TEST_MODELS")
-        .map(PathBuf::from)
-        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
-    Arc::new(cairn_models::BertEmbedder::load(&dir).unwrap())
-}
 
 fn at(s: &str) -> Timestamp {
     chrono::DateTime::parse_from_rfc3339(s)
@@ -34,8 +29,6 @@ fn at(s: &str) -> Timestamp {
 }
 
 /// The profile answers a model gives: one timeline line per item line of the prompt.
-struct Scripted;
-
 fn answer_for(r: &Request) -> String {
     match r.purpose.as_str() {
         "profile" => {
@@ -59,45 +52,17 @@ fn answer_for(r: &Request) -> String {
     .to_string()
 }
 
-impl Provider for Scripted {
-    fn name(&self) -> &str {
-        "anthropic"
+fn scripted() -> Scripted {
+    Scripted {
+        answer: answer_for,
+        model: "claude-haiku-4-5-20251001",
+        output_tokens: 300,
+        cost_usd: 0.002,
     }
-    fn model(&self) -> &str {
-        "claude-haiku-4-5"
-    }
-    fn complete(&self, r: &Request, _deadline: Instant) -> Result<Reply, ProviderError> {
-        Ok(Reply {
-            text: answer_for(r),
-            model: "claude-haiku-4-5-20251001".into(),
-            usage: Usage {
-                input_tokens: (r.system.len() + r.prompt.len()) as u64 / 4,
-                output_tokens: 300,
-            },
-            cost_usd: Some(0.002),
-        })
-    }
-}
-
-fn recordings() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/recordings")
 }
 
 fn provider() -> Arc<dyn Provider> {
-    if std::env::var_os("CAIRN_RECORD").is_some() {
-        Arc::new(Recorded::recording(&recordings(), Arc::new(Scripted)))
-    } else {
-        Arc::new(Recorded::replay(&recordings()))
-    }
-}
-
-fn policy(calls: u32) -> Policy {
-    Policy {
-        timeout: Duration::from_secs(30),
-        retries: 0,
-        backoff: Duration::from_millis(1),
-        budget: Budget { calls, usd: 10.0 },
-    }
+    recorded("recordings", scripted())
 }
 
 fn distiller(store: &Store, provider: Arc<dyn Provider>, calls: u32) -> Distiller {
@@ -614,7 +579,7 @@ async fn figures_for_two_thousand_items() {
     }
     store.put_vectors(&batch).await.unwrap();
     eprintln!("seeded {n} items in {:?}", t.elapsed());
-    let d = distiller(&store, Arc::new(Scripted), 1_000);
+    let d = distiller(&store, Arc::new(scripted()), 1_000);
     let show = |night: &str, r: &SleepReport, took: Duration| {
         eprintln!(
             "{night}: {took:?} (relate {} ms, score+archive {} ms, profiles {} ms): {} active, \
