@@ -727,9 +727,10 @@ CAIRN_EOF
     fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn distill_json(home: &Path, ch: &Path, bin: &Path) -> serde_json::Value {
+/// `cairn distill <how> --json` with the fake `claude` in `bin` as the provider: its JSON.
+fn distill_json_with(home: &Path, ch: &Path, bin: &Path, how: &str) -> serde_json::Value {
     let out = cairn(home, ch)
-        .args(["distill", "--now", "--json"])
+        .args(["distill", how, "--json"])
         .env("CAIRN__LLM__PROVIDER", "claude-cli")
         .env("CAIRN__MODELS__EMBEDDER", test_model())
         .env("CAIRN__MODELS__DOWNLOAD", "false")
@@ -749,6 +750,10 @@ fn distill_json(home: &Path, ch: &Path, bin: &Path) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn distill_json(home: &Path, ch: &Path, bin: &Path) -> serde_json::Value {
+    distill_json_with(home, ch, bin, "--now")
 }
 
 #[test]
@@ -866,27 +871,7 @@ fn distill_now_turns_a_settled_conversation_into_items_once() {
     assert_eq!(status["counts"]["items"], 1, "{status}");
 
     // A rebuild with the same model finds the same item again: same id, nothing changed.
-    let out = cairn(h, c)
-        .args(["distill", "--rebuild", "--json"])
-        .env("CAIRN__LLM__PROVIDER", "claude-cli")
-        .env("CAIRN__MODELS__EMBEDDER", test_model())
-        .env("CAIRN__MODELS__DOWNLOAD", "false")
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                bin.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rebuilt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rebuilt = distill_json_with(h, c, &bin, "--rebuild");
     assert_eq!(rebuilt["run"]["windows"], 1, "{rebuilt}");
     assert_eq!(rebuilt["unchanged"], 1, "{rebuilt}");
     assert_eq!(rebuilt["added"].as_array().map(Vec::len), Some(0));
