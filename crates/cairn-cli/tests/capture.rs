@@ -902,3 +902,70 @@ fn distill_now_turns_a_settled_conversation_into_items_once() {
     let out = cairn(h, c).args(["open", &item_id]).output().unwrap();
     assert!(!out.status.success(), "a cleared item cannot be opened");
 }
+
+#[test]
+fn eval_distill_reports_the_evidence_the_items_cover_and_the_calls_per_request() {
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    let (h, c) = (home.path(), ch.path());
+    let bin = c.join("bin");
+    fake_claude_distiller(&bin, &c.join("data/model-calls"));
+    // One conversation, one session of two turns; one question per turn. The fake model keeps
+    // a fact from turn 1 and an inferred item from turn 2 (dropped by the rules).
+    let file = c.join("locomo.json");
+    let data = serde_json::json!([{
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "Which port does relay listen on?"},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Keep answers short from now on."}
+            ]
+        },
+        "qa": [
+            {"question": "What port does relay use?", "answer": "7420", "evidence": ["D1:1"], "category": 4},
+            {"question": "How should answers be?", "answer": "short", "evidence": ["D1:2"], "category": 1},
+            {"question": "Unanswerable?", "evidence": ["D1:1"], "category": 5}
+        ]
+    }]);
+    fs_err::write(&file, data.to_string()).unwrap();
+    let out = cairn(h, c)
+        .args(["eval", "distill", file.to_str().unwrap(), "--json"])
+        .args(["--recordings", c.join("rec").to_str().unwrap()])
+        .env("CAIRN__LLM__PROVIDER", "claude-cli")
+        .env("CAIRN__MODELS__EMBEDDER", test_model())
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (r["conversations"].as_u64(), r["sessions"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+    assert_eq!(r["requests"], 2);
+    assert_eq!(r["items"], 1);
+    assert_eq!(r["questions"], 2, "category 5 is left out: {r}");
+    assert_eq!(r["covered_any"], 0.5);
+    assert_eq!(r["evidence_turns_covered"], 0.5);
+    assert_eq!(r["calls"], 1);
+    assert_eq!(r["calls_per_100_requests"], 50.0);
+    assert_eq!(r["dropped"]["certainty inferred"], 1);
+    // The answer was recorded: the same run again needs no model.
+    let recorded = fs_err::read_dir(c.join("rec")).unwrap().count();
+    assert_eq!(recorded, 1);
+}
