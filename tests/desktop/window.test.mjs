@@ -105,12 +105,15 @@ before(async () => {
   const port = await freePort();
   const nativePort = await freePort();
   driverUrl = `http://127.0.0.1:${port}`;
+  // Its own process group: teardown stops the driver, the WebKit driver and the app together,
+  // so an app that outlives its session never keeps this test (and CI) waiting on its pipes.
   driver = spawn("tauri-driver", ["--port", String(port), "--native-port", String(nativePort)], {
     env: { ...process.env, CAIRN_HOME: home, CAIRN_DESKTOP_QUIT_ON_CLOSE: "1" },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
   for (const s of [driver.stdout, driver.stderr]) s.on("data", (d) => driverLog.push(String(d)));
-  process.once("exit", () => driver.kill("SIGKILL"));
+  process.once("exit", () => killGroup("SIGKILL"));
   await until("tauri-driver to listen", async () => (await fetch(`${driverUrl}/status`)).ok);
   const created = await wd("POST", "/session", {
     capabilities: { alwaysMatch: { "tauri:options": { application: app } } },
@@ -118,11 +121,24 @@ before(async () => {
   session = created.sessionId;
 });
 
+/** Signals the driver's whole process group (the driver, the WebKit driver, the app). */
+function killGroup(signal) {
+  if (!driver?.pid) return;
+  try {
+    process.kill(-driver.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
 after(async () => {
   writeFileSync(join(outDir(), "desktop-driver.log"), driverLog.join(""));
-  if (session) await wd("DELETE", `/session/${session}`).catch(() => {});
-  if (driver) driver.kill("SIGTERM");
+  // Closing the session closes the app; a driver that does not answer is not waited for.
+  if (session) await Promise.race([wd("DELETE", `/session/${session}`).catch(() => {}), sleep(10_000)]);
+  killGroup("SIGTERM");
   await sleep(500);
+  killGroup("SIGKILL");
+  for (const st of [driver?.stdout, driver?.stderr]) st?.destroy();
   if (home) rmSync(dirname(home), { recursive: true, force: true });
 });
 
