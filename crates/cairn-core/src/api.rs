@@ -12,12 +12,14 @@ mod distill;
 mod items;
 mod llm;
 mod notes;
+mod recall;
 mod tools;
 
 pub use distill::*;
 pub use items::*;
 pub use llm::*;
 pub use notes::*;
+pub use recall::*;
 pub use tools::*;
 
 /// The one list of API methods: `name(Request) -> Response, "what it does"`.
@@ -101,6 +103,14 @@ macro_rules! for_each_method {
                 "Distil again over the log with the current provider and prompts; items found again keep their ids; the diff.";
             profiles_list($crate::api::ProfilesReq) -> $crate::api::ProfileList,
                 "Every subject's profile (each project, and the machine): a summary and a dated timeline, written by the nightly tidy-up.";
+            turn_note($crate::api::TurnNoteReq) -> $crate::api::TurnNote,
+                "The note for an agent turn: at most three earlier things this turn needs, or nothing (logged, with why).";
+            note_log($crate::api::InjectionsReq) -> $crate::api::InjectionList,
+                "The injection log: every turn note, newest first, its totals and the latest evaluation figures.";
+            note_why($crate::api::WhyReq) -> $crate::api::InjectionView,
+                "Why a turn's note said what it said: each candidate's probability and the ranker's inputs.";
+            note_feedback($crate::api::NoteFeedbackReq) -> $crate::api::InjectionEntry,
+                "Mark an entry of a note not useful (or useful): a label for the next ranker training.";
         }
     };
 }
@@ -633,6 +643,17 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<ProfileTimelineEntry>(),
         file::<ProfileView>(),
         file::<ProfileList>(),
+        file::<TurnNoteReq>(),
+        file::<NoteEntry>(),
+        file::<TurnNote>(),
+        file::<InjectionsReq>(),
+        file::<FeatureValue>(),
+        file::<InjectionEntry>(),
+        file::<InjectionView>(),
+        file::<NoteEvalFigures>(),
+        file::<InjectionList>(),
+        file::<WhyReq>(),
+        file::<NoteFeedbackReq>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

@@ -15,6 +15,10 @@ import type { Empty } from "./Empty";
 import type { ExploreReq } from "./ExploreReq";
 import type { ExploreRes } from "./ExploreRes";
 import type { IndexReport } from "./IndexReport";
+import type { InjectionEntry } from "./InjectionEntry";
+import type { InjectionList } from "./InjectionList";
+import type { InjectionView } from "./InjectionView";
+import type { InjectionsReq } from "./InjectionsReq";
 import type { IntegrationChange } from "./IntegrationChange";
 import type { IntegrationList } from "./IntegrationList";
 import type { IntegrationSetReq } from "./IntegrationSetReq";
@@ -33,6 +37,7 @@ import type { NoteCommandReq } from "./NoteCommandReq";
 import type { NoteCommandRes } from "./NoteCommandRes";
 import type { NoteDeleteReq } from "./NoteDeleteReq";
 import type { NoteDoc } from "./NoteDoc";
+import type { NoteFeedbackReq } from "./NoteFeedbackReq";
 import type { NoteList } from "./NoteList";
 import type { NoteRef } from "./NoteRef";
 import type { NoteRenameReq } from "./NoteRenameReq";
@@ -55,6 +60,9 @@ import type { SearchRes } from "./SearchRes";
 import type { SleepReport } from "./SleepReport";
 import type { SleepReq } from "./SleepReq";
 import type { Status } from "./Status";
+import type { TurnNote } from "./TurnNote";
+import type { TurnNoteReq } from "./TurnNoteReq";
+import type { WhyReq } from "./WhyReq";
 
 /** Every API method with its request and response types. */
 export type Methods = {
@@ -130,7 +138,15 @@ export type Methods = {
   distill_rebuild: { req: DistillRebuildReq; res: DistillRebuildReport };
   /** Every subject's profile (each project, and the machine): a summary and a dated timeline, written by the nightly tidy-up. */
   profiles_list: { req: ProfilesReq; res: ProfileList };
+  /** The note for an agent turn: at most three earlier things this turn needs, or nothing (logged, with why). */
+  turn_note: { req: TurnNoteReq; res: TurnNote };
+  /** The injection log: every turn note, newest first, its totals and the latest evaluation figures. */
+  note_log: { req: InjectionsReq; res: InjectionList };
+  /** Why a turn's note said what it said: each candidate's probability and the ranker's inputs. */
+  note_why: { req: WhyReq; res: InjectionView };
+  /** Mark an entry of a note not useful (or useful): a label for the next ranker training. */
+  note_feedback: { req: NoteFeedbackReq; res: InjectionEntry };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback"] as const;

@@ -1,0 +1,36 @@
+// Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+import type { FeatureValue } from "./FeatureValue";
+
+export type InjectionEntry = { 
+/**
+ * Its id.
+ */
+id: string, 
+/**
+ * `record`, `item` or `note`.
+ */
+kind: string, 
+/**
+ * For an item, its kind.
+ */
+item_kind: string | null, 
+/**
+ * Its title.
+ */
+title: string, 
+/**
+ * The ranker's probability.
+ */
+probability: number, 
+/**
+ * Whether the note showed it.
+ */
+shown: boolean, 
+/**
+ * The ranker's inputs for it.
+ */
+features: Array<FeatureValue>, 
+/**
+ * A person's label: `not_useful` or `useful`.
+ */
+label: string | null, };
