@@ -106,7 +106,7 @@ describe("turn note entries", () => {
     const v = view([entry("i_1"), entry("i_2")]);
     const marked = withLabel(v, "i_2", NOT_USEFUL);
     expect(marked.entries.map((e) => e.label)).toEqual([null, NOT_USEFUL]);
-    expect(v.entries[1].label).toBeNull();
+    expect(v.entries[1]?.label).toBeNull();
     expect(notUsefulCount(marked)).toBe(1);
     expect(withLabel(v, "i_9", NOT_USEFUL)).toBe(v);
     const undone = withEntry(marked, entry("i_2", { label: null, probability: 0.7 }));
