@@ -72,6 +72,50 @@ pub(crate) struct Framework {
     config: fn(&Env) -> PathBuf,
     detect: fn(&Env) -> PathBuf,
     entry: fn(&str) -> Fields,
+    /// How Cairn's hooks reach this agent.
+    pub(crate) hooks: HookSupport,
+}
+
+/// How an agent runs Cairn's hook (`<cairn> hook <framework> <event>`).
+pub(crate) enum HookSupport {
+    /// A JSON hook file with `hooks.<event>` arrays.
+    Json(JsonHooks),
+    /// A plugin file Cairn writes (OpenCode), at this path.
+    Plugin(fn(&Env) -> PathBuf),
+    /// No hook that can add context; why, for the user.
+    None(&'static str),
+}
+
+/// How an agent's entries in `hooks.<event>` look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookShape {
+    /// Matcher groups holding handlers: `[{"hooks": [{"type": "command", "command": …}]}]`
+    /// (Claude Code and the agents that copied its hooks).
+    Groups,
+    /// Handlers directly: `[{"command": …}]` (Cursor).
+    Flat,
+}
+
+/// A JSON hook file and Cairn's entries in it.
+pub(crate) struct JsonHooks {
+    pub(crate) format: Format,
+    pub(crate) shape: HookShape,
+    path: fn(&Env) -> PathBuf,
+    /// The events Cairn hooks, as the agent spells them: session start, then each prompt.
+    pub(crate) events: [&'static str; 2],
+    /// The handler's `timeout` (in the agent's unit: seconds or milliseconds).
+    pub(crate) timeout: Option<i64>,
+    /// The text of a file Cairn creates, before its hooks go in (Cursor wants `version`).
+    pub(crate) seed: &'static str,
+    /// What the user must still do by hand once the hooks are in.
+    pub(crate) manual: Option<&'static str>,
+}
+
+impl JsonHooks {
+    /// The hook file.
+    pub(crate) fn path(&self, env: &Env) -> PathBuf {
+        (self.path)(env)
+    }
 }
 
 impl Framework {
@@ -123,6 +167,18 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
             fields.extend(command_args(command));
             fields
         },
+        hooks: HookSupport::Json(JsonHooks {
+            format: Format::Json,
+            shape: HookShape::Groups,
+            path: |env| {
+                env.dir("CLAUDE_CONFIG_DIR", ".claude")
+                    .join("settings.json")
+            },
+            events: ["SessionStart", "UserPromptSubmit"],
+            timeout: Some(2),
+            seed: "{}\n",
+            manual: None,
+        }),
     },
     Framework {
         id: "codex",
@@ -131,6 +187,18 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
         config: |env| env.dir("CODEX_HOME", ".codex").join("config.toml"),
         detect: |env| env.dir("CODEX_HOME", ".codex"),
         entry: command_args,
+        hooks: HookSupport::Json(JsonHooks {
+            format: Format::Json,
+            shape: HookShape::Groups,
+            path: |env| env.dir("CODEX_HOME", ".codex").join("hooks.json"),
+            events: ["SessionStart", "UserPromptSubmit"],
+            timeout: Some(2),
+            seed: "{}\n",
+            manual: Some(
+                "Codex runs new or changed hooks only once you trust them: open `codex` once, \
+                 type /hooks and choose Trust (there is no way to do this for you).",
+            ),
+        }),
     },
     Framework {
         id: "gemini-cli",
@@ -139,6 +207,15 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
         config: |env| gemini_dir(env).join("settings.json"),
         detect: gemini_dir,
         entry: command_args,
+        hooks: HookSupport::Json(JsonHooks {
+            format: Format::Jsonc,
+            shape: HookShape::Groups,
+            path: |env| gemini_dir(env).join("settings.json"),
+            events: ["SessionStart", "BeforeAgent"],
+            timeout: Some(2000),
+            seed: "{}\n",
+            manual: None,
+        }),
     },
     Framework {
         id: "opencode",
@@ -161,6 +238,12 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
                 field("enabled", V::Bool(true)),
             ]
         },
+        hooks: HookSupport::Plugin(|env| {
+            xdg_config(env)
+                .join("opencode")
+                .join("plugins")
+                .join("cairn.js")
+        }),
     },
     Framework {
         id: "cursor",
@@ -169,6 +252,15 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
         config: |env| env.home.join(".cursor").join("mcp.json"),
         detect: |env| env.home.join(".cursor"),
         entry: command_args,
+        hooks: HookSupport::Json(JsonHooks {
+            format: Format::Json,
+            shape: HookShape::Flat,
+            path: |env| env.home.join(".cursor").join("hooks.json"),
+            events: ["sessionStart", "beforeSubmitPrompt"],
+            timeout: None,
+            seed: "{\n  \"version\": 1\n}\n",
+            manual: None,
+        }),
     },
     Framework {
         id: "qwen-code",
@@ -177,6 +269,15 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
         config: |env| env.dir("QWEN_HOME", ".qwen").join("settings.json"),
         detect: |env| env.dir("QWEN_HOME", ".qwen"),
         entry: command_args,
+        hooks: HookSupport::Json(JsonHooks {
+            format: Format::Jsonc,
+            shape: HookShape::Groups,
+            path: |env| env.dir("QWEN_HOME", ".qwen").join("settings.json"),
+            events: ["SessionStart", "UserPromptSubmit"],
+            timeout: Some(2000),
+            seed: "{}\n",
+            manual: None,
+        }),
     },
     Framework {
         id: "crush",
@@ -189,6 +290,7 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
             fields.extend(command_args(command));
             fields
         },
+        hooks: HookSupport::None("Cairn installs no hook for Crush; it reaches Crush through MCP"),
     },
     Framework {
         id: "copilot-cli",
@@ -202,6 +304,10 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
             fields.push(field("tools", V::List(vec![s("*")])));
             fields
         },
+        hooks: HookSupport::None(
+            "Copilot CLI ignores what its hooks print, so Cairn installs no hook there; it \
+             reaches Copilot through MCP",
+        ),
     },
     Framework {
         id: "goose",
@@ -219,6 +325,9 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
                 field("timeout", V::Int(300)),
             ]
         },
+        hooks: HookSupport::None(
+            "Goose has no hook that adds context; Cairn reaches it through MCP",
+        ),
     },
 ];
 

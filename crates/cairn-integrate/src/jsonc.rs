@@ -114,20 +114,27 @@ pub(crate) fn strip(text: &str) -> String {
 #[derive(Debug)]
 pub(crate) enum Node {
     Object(Object),
+    /// An array: an [`Object`] whose members have no keys (`is_array`).
+    Array(Object),
     Other,
 }
 
+/// An object, or an array (then its members are the items, with empty keys and
+/// `key_start == value_start`).
 #[derive(Debug)]
 pub(crate) struct Object {
-    /// Byte offset of `{`.
+    /// Byte offset of `{` (or `[`).
     pub(crate) open: usize,
-    /// Byte offset of `}`.
+    /// Byte offset of `}` (or `]`).
     pub(crate) close: usize,
     pub(crate) members: Vec<Member>,
+    /// Whether this is an array.
+    pub(crate) is_array: bool,
 }
 
 #[derive(Debug)]
 pub(crate) struct Member {
+    /// The key (empty for an array item).
     pub(crate) key: String,
     pub(crate) key_start: usize,
     pub(crate) value_start: usize,
@@ -139,14 +146,14 @@ pub(crate) struct Member {
 
 impl Member {
     /// Where the member's text ends: after its comma, or after its value.
-    fn end(&self) -> usize {
+    pub(crate) fn end(&self) -> usize {
         self.comma.map_or(self.value_end, |comma| comma + 1)
     }
 }
 
 impl Object {
     /// The last member with this key (JSON parsers keep the last of duplicate keys).
-    fn last(&self, key: &str) -> Option<(usize, &Member)> {
+    pub(crate) fn last(&self, key: &str) -> Option<(usize, &Member)> {
         self.members
             .iter()
             .enumerate()
@@ -154,7 +161,7 @@ impl Object {
             .find(|(_, member)| member.key == key)
     }
 
-    fn multiline(&self, text: &str) -> bool {
+    pub(crate) fn multiline(&self, text: &str) -> bool {
         text[self.open..self.close].contains('\n')
     }
 }
@@ -223,24 +230,7 @@ impl Parser<'_> {
         }
         match self.peek() {
             Some(b'{') => self.object(depth),
-            Some(b'[') => {
-                self.pos += 1;
-                self.trivia();
-                while self.peek() != Some(b']') {
-                    self.value(depth + 1)?;
-                    self.trivia();
-                    match self.peek() {
-                        Some(b',') => {
-                            self.pos += 1;
-                            self.trivia();
-                        }
-                        Some(b']') => {}
-                        _ => return Err(self.error("expected `,` or `]`")),
-                    }
-                }
-                self.pos += 1;
-                Ok((Node::Other, self.pos))
-            }
+            Some(b'[') => self.array(depth),
             Some(b'"') => {
                 self.string()?;
                 Ok((Node::Other, self.pos))
@@ -278,6 +268,47 @@ impl Parser<'_> {
                 None => return Err(self.error("unterminated string")),
             }
         }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(Node, usize), String> {
+        let open = self.pos;
+        self.pos += 1;
+        let mut members = Vec::new();
+        self.trivia();
+        while self.peek() != Some(b']') {
+            let value_start = self.pos;
+            let (value, value_end) = self.value(depth + 1)?;
+            self.trivia();
+            let comma = match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    let comma = self.pos - 1;
+                    self.trivia();
+                    Some(comma)
+                }
+                Some(b']') => None,
+                _ => return Err(self.error("expected `,` or `]`")),
+            };
+            members.push(Member {
+                key: String::new(),
+                key_start: value_start,
+                value_start,
+                value_end,
+                value,
+                comma,
+            });
+        }
+        let close = self.pos;
+        self.pos += 1;
+        Ok((
+            Node::Array(Object {
+                open,
+                close,
+                members,
+                is_array: true,
+            }),
+            self.pos,
+        ))
     }
 
     fn object(&mut self, depth: usize) -> Result<(Node, usize), String> {
@@ -331,6 +362,7 @@ impl Parser<'_> {
                 open,
                 close,
                 members,
+                is_array: false,
             }),
             self.pos,
         ))
@@ -341,13 +373,13 @@ impl Parser<'_> {
 // Rendering.
 
 /// The file's newline and one level of indentation.
-struct Style {
+pub(crate) struct Style {
     nl: &'static str,
     unit: String,
 }
 
 impl Style {
-    fn detect(text: &str, top: &Object) -> Self {
+    pub(crate) fn detect(text: &str, top: &Object) -> Self {
         let nl = newline(text);
         let unit = top
             .members
@@ -377,6 +409,27 @@ fn render(value: &V, layout: Layout<'_>, style: &Style) -> String {
         V::Str(s) => key(s),
         V::Bool(b) => b.to_string(),
         V::Int(i) => i.to_string(),
+        V::List(items)
+            if matches!(layout, Layout::Lines(_))
+                && items
+                    .iter()
+                    .any(|item| matches!(item, V::Map(m) if !m.is_empty())) =>
+        {
+            // A list of objects (hook entries) goes over lines, one item per line.
+            let Layout::Lines(indent) = layout else {
+                return String::new();
+            };
+            let inner = format!("{indent}{}", style.unit);
+            let rendered: Vec<_> = items
+                .iter()
+                .map(|item| render(item, Layout::Lines(&inner), style))
+                .collect();
+            format!(
+                "[{nl}{inner}{body}{nl}{indent}]",
+                nl = style.nl,
+                body = rendered.join(&format!(",{}{inner}", style.nl))
+            )
+        }
         V::List(items) => {
             let items: Vec<_> = items
                 .iter()
@@ -386,24 +439,39 @@ fn render(value: &V, layout: Layout<'_>, style: &Style) -> String {
         }
         V::Map(members) if members.is_empty() => "{}".to_owned(),
         V::Map(members) => match layout {
-            Layout::Inline => format!("{{{}}}", render_members(members, Layout::Inline, style)),
+            Layout::Inline => format!(
+                "{{{}}}",
+                render_members(members, Layout::Inline, style, true)
+            ),
             Layout::Lines(indent) => {
                 let inner = format!("{indent}{}", style.unit);
                 format!(
                     "{{{nl}{inner}{body}{nl}{indent}}}",
                     nl = style.nl,
-                    body = render_members(members, Layout::Lines(&inner), style)
+                    body = render_members(members, Layout::Lines(&inner), style, true)
                 )
             }
         },
     }
 }
 
-/// Members as `"key": value`, joined for the layout (the first one not indented).
-fn render_members(members: &[(String, V)], layout: Layout<'_>, style: &Style) -> String {
+/// Members as `"key": value` (or, not `keyed`, array items as `value`), joined for the
+/// layout (the first one not indented).
+fn render_members(
+    members: &[(String, V)],
+    layout: Layout<'_>,
+    style: &Style,
+    keyed: bool,
+) -> String {
     let rendered: Vec<_> = members
         .iter()
-        .map(|(name, value)| format!("{}: {}", key(name), render(value, layout, style)))
+        .map(|(name, value)| {
+            if keyed {
+                format!("{}: {}", key(name), render(value, layout, style))
+            } else {
+                render(value, layout, style)
+            }
+        })
         .collect();
     match layout {
         Layout::Inline => rendered.join(", "),
@@ -417,14 +485,15 @@ fn render_members(members: &[(String, V)], layout: Layout<'_>, style: &Style) ->
 /// Edits that add `members` at the end of `object`. `parent_multiline` says whether the object
 /// holding `object` spans lines (the top level counts as such), which decides how an empty
 /// `{}` is filled.
-fn insert_members(
+pub(crate) fn insert_members(
     text: &str,
     object: &Object,
     parent_multiline: bool,
     members: &[(String, V)],
     style: &Style,
 ) -> Vec<Edit> {
-    let inline = || render_members(members, Layout::Inline, style);
+    let keyed = !object.is_array;
+    let inline = || render_members(members, Layout::Inline, style, keyed);
     let Some(last) = object.members.last() else {
         let interior = &text[object.open + 1..object.close];
         if interior.trim().is_empty() {
@@ -434,7 +503,7 @@ fn insert_members(
             }
             let outer = indent_of_line(text, object.open);
             let inner = format!("{outer}{}", style.unit);
-            let body = render_members(members, Layout::Lines(&inner), style);
+            let body = render_members(members, Layout::Lines(&inner), style, keyed);
             let nl = style.nl;
             return vec![Edit::replace(
                 object.open + 1,
@@ -445,7 +514,7 @@ fn insert_members(
         // Only comments inside: add a line before the closing brace, or inline before it.
         if first_on_line(text, object.close) {
             let inner = format!("{}{}", indent_of_line(text, object.open), style.unit);
-            let body = render_members(members, Layout::Lines(&inner), style);
+            let body = render_members(members, Layout::Lines(&inner), style, keyed);
             let at = line_start(text, object.close);
             return vec![Edit::insert(at, format!("{inner}{body}{}", style.nl))];
         }
@@ -465,7 +534,7 @@ fn insert_members(
         } else {
             format!("{}{}", indent_of_line(text, object.open), style.unit)
         };
-        let body = render_members(members, Layout::Lines(&indent), style);
+        let body = render_members(members, Layout::Lines(&indent), style, keyed);
         let mut edits = Vec::new();
         let trailing = if last.comma.is_some() {
             ","
@@ -509,7 +578,7 @@ fn end_of_line_after(text: &str, pos: usize) -> Option<usize> {
 
 /// Edits that remove member `index` of `object`: the exact inverse of [`insert_members`] for a
 /// member it added, and a tidy removal otherwise.
-fn remove_member(text: &str, object: &Object, index: usize) -> Vec<Edit> {
+pub(crate) fn remove_member(text: &str, object: &Object, index: usize) -> Vec<Edit> {
     let member = &object.members[index];
     let end = member.end();
     let own_line = first_on_line(text, member.key_start) && rest_of_line_blank(text, end);
@@ -566,10 +635,10 @@ fn remove_member(text: &str, object: &Object, index: usize) -> Vec<Edit> {
     vec![Edit::delete(member.key_start, until)]
 }
 
-fn top_object(text: &str) -> Result<Object, String> {
+pub(crate) fn top_object(text: &str) -> Result<Object, String> {
     match parse(text)? {
         Node::Object(object) => Ok(object),
-        Node::Other => Err("the top level is not an object".to_owned()),
+        Node::Array(_) | Node::Other => Err("the top level is not an object".to_owned()),
     }
 }
 
@@ -691,6 +760,131 @@ pub(crate) fn remove(
         remove_member(text, servers, index)
     };
     apply(text, edits)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hook lists: `hooks.<event>` arrays.
+
+/// Whether `member` is all `object` holds (no other member, no comment beside it).
+fn alone(text: &str, object: &Object, member: &Member) -> bool {
+    object.members.len() == 1
+        && text[object.open + 1..member.key_start].trim().is_empty()
+        && text[member.end()..object.close].trim().is_empty()
+}
+
+/// Append `item` to the array `hooks.<event>`, adding `hooks` and the array if they are
+/// missing. Returns the new text.
+pub(crate) fn hook_append(text: &str, event: &str, item: &V) -> Result<String, String> {
+    let top = top_object(text)?;
+    let style = Style::detect(text, &top);
+    let list = || V::List(vec![item.clone()]);
+    let edits = match top.last("hooks") {
+        None => insert_members(
+            text,
+            &top,
+            true,
+            &[("hooks".to_owned(), V::Map(vec![(event.to_owned(), list())]))],
+            &style,
+        ),
+        Some((_, holder)) => {
+            let Node::Object(hooks) = &holder.value else {
+                return Err("`hooks` is not an object".to_owned());
+            };
+            match hooks.last(event) {
+                None => insert_members(
+                    text,
+                    hooks,
+                    top.multiline(text),
+                    &[(event.to_owned(), list())],
+                    &style,
+                ),
+                Some((_, member)) => {
+                    let Node::Array(items) = &member.value else {
+                        return Err(format!("`hooks.{event}` is not a list"));
+                    };
+                    insert_members(
+                        text,
+                        items,
+                        hooks.multiline(text),
+                        &[(String::new(), item.clone())],
+                        &style,
+                    )
+                }
+            }
+        }
+    };
+    apply(text, edits)
+}
+
+/// Take the last of Cairn's handlers out of `hooks.<event>`; `None` when there is none.
+///
+/// `grouped`: the list holds matcher groups (`{"hooks": [handler, …]}`), and a group holding
+/// only Cairn's handler goes with it; otherwise the list holds handlers. `is_cairns` says
+/// whether a handler's parsed value is Cairn's. With `drop_event`, a list left holding
+/// nothing else is removed too, and with `drop_hooks` then also a `hooks` left empty
+/// (Cairn added them): the exact inverse of [`hook_append`].
+pub(crate) fn hook_remove(
+    text: &str,
+    jsonc: bool,
+    event: &str,
+    grouped: bool,
+    is_cairns: &dyn Fn(&Value) -> bool,
+    drop_event: bool,
+    drop_hooks: bool,
+) -> Result<Option<String>, String> {
+    let top = top_object(text)?;
+    let Some((hooks_index, holder)) = top.last("hooks") else {
+        return Ok(None);
+    };
+    let Node::Object(hooks) = &holder.value else {
+        return Err("`hooks` is not an object".to_owned());
+    };
+    let Some((event_index, member)) = hooks.last(event) else {
+        return Ok(None);
+    };
+    let Node::Array(items) = &member.value else {
+        return Err(format!("`hooks.{event}` is not a list"));
+    };
+    let value = |m: &Member| to_value(&text[m.value_start..m.value_end], jsonc);
+    let remove_item = |index: usize| {
+        let item = &items.members[index];
+        if drop_event && alone(text, items, item) {
+            if drop_hooks && alone(text, hooks, member) {
+                return remove_member(text, &top, hooks_index);
+            }
+            return remove_member(text, hooks, event_index);
+        }
+        remove_member(text, items, index)
+    };
+    for (index, item) in items.members.iter().enumerate().rev() {
+        if !grouped {
+            if is_cairns(&value(item)?) {
+                return apply(text, remove_item(index)).map(Some);
+            }
+            continue;
+        }
+        let Node::Object(group) = &item.value else {
+            continue;
+        };
+        let Some((_, inner)) = group.last("hooks") else {
+            continue;
+        };
+        let Node::Array(handlers) = &inner.value else {
+            continue;
+        };
+        for (at, handler) in handlers.members.iter().enumerate().rev() {
+            if !is_cairns(&value(handler)?) {
+                continue;
+            }
+            let edits = if handlers.members.len() == 1 && alone(text, group, inner) {
+                remove_item(index)
+            } else {
+                remove_member(text, handlers, at)
+            };
+            return apply(text, edits).map(Some);
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

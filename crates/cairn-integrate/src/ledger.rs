@@ -1,5 +1,5 @@
 //! What Cairn created while installing, so removal can undo exactly that: a file that did not
-//! exist (and its directories), or a servers key that was not there. Kept as
+//! exist (and its directories), or a servers (or hooks) key that was not there. Kept as
 //! `<backup dir>/ledger.json`.
 
 use std::collections::BTreeMap;
@@ -33,6 +33,9 @@ pub(crate) struct Record {
     /// Directories Cairn created for the file, outermost first.
     #[serde(default)]
     pub(crate) created_dirs: Vec<PathBuf>,
+    /// Keys under the container Cairn added (hook events it created a list for).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) created_keys: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -1,7 +1,9 @@
 //! # cairn-integrate
 //!
 //! Registers Cairn's MCP server (`<cairn binary> mcp`) in coding agents' user-scope config
-//! files, and takes it out again, without disturbing anything else in those files.
+//! files, and Cairn's hooks (`<cairn binary> hook <framework> <event>`: the note titles at
+//! session start, the turn note before each prompt) in their hook files, and takes both out
+//! again, without disturbing anything else in those files.
 //!
 //! | id | file | key |
 //! | --- | --- | --- |
@@ -14,6 +16,23 @@
 //! | `crush` | `${XDG_CONFIG_HOME:-~/.config}/crush/crush.json` (JSON) | `mcp.cairn` |
 //! | `copilot-cli` | `${COPILOT_HOME:-~/.copilot}/mcp-config.json` (JSON) | `mcpServers.cairn` |
 //! | `goose` | `${XDG_CONFIG_HOME:-~/.config}/goose/config.yaml` (YAML) | `extensions.cairn` |
+//!
+//! Hooks (installed with the MCP entry, removed with it; [`Integrations::with_hooks`] leaves
+//! them out of an install):
+//!
+//! | id | hook file | Cairn's entries |
+//! | --- | --- | --- |
+//! | `claude-code` | `${CLAUDE_CONFIG_DIR:-~/.claude}/settings.json` | `hooks.SessionStart`, `hooks.UserPromptSubmit` (timeout 2 s) |
+//! | `codex` | `${CODEX_HOME:-~/.codex}/hooks.json` | `hooks.SessionStart`, `hooks.UserPromptSubmit` (2 s); the user must trust them once in `codex` (`/hooks` → Trust) |
+//! | `gemini-cli` | `${GEMINI_CLI_HOME:-~}/.gemini/settings.json` | `hooks.SessionStart`, `hooks.BeforeAgent` (2000 ms) |
+//! | `qwen-code` | `${QWEN_HOME:-~/.qwen}/settings.json` | `hooks.SessionStart`, `hooks.UserPromptSubmit` (2000 ms) |
+//! | `cursor` | `~/.cursor/hooks.json` (`"version": 1`) | `hooks.sessionStart`, `hooks.beforeSubmitPrompt` |
+//! | `opencode` | `${XDG_CONFIG_HOME:-~/.config}/opencode/plugins/cairn.js` | the whole file, Cairn's plugin (first line marks it) |
+//! | `crush`, `copilot-cli`, `goose` | none | Copilot CLI ignores its hooks' output; the others have no hook that adds context |
+//!
+//! Cairn's entry in a hook list is a group `{"hooks": [{"type": "command", "command": …}]}`
+//! (Cursor: the handler itself); it is recognised by ` hook <framework> ` in its command, so
+//! the user's own hooks in the same lists are never touched.
 //!
 //! How edits are made safe:
 //!
@@ -28,7 +47,9 @@
 //!   may hold other servers' API keys), only the newest [`BACKUPS_KEPT`] of each file are
 //!   kept, and [`IntegrationStatus::backups`] lists them.
 //! - Installing twice writes nothing the second time. A file or servers key Cairn created is
-//!   removed again when Cairn's entry was all it held (recorded in `<backup dir>/ledger.json`).
+//!   removed again when Cairn's entry was all it held (recorded in `<backup dir>/ledger.json`);
+//!   so are a `hooks` key and an event's list, and the OpenCode plugin file.
+//! - A hook file Cairn cannot edit stops the install before either file is written.
 //! - Malformed files, unsupported shapes, symlinks to nowhere and files over
 //!   [`MAX_CONFIG_BYTES`] are refused with an [`Error`] naming the file; the file is untouched.
 //!
@@ -49,6 +70,7 @@ mod env;
 mod error;
 mod files;
 mod framework;
+mod hooks;
 mod jsonc;
 mod ledger;
 mod text;
@@ -63,6 +85,7 @@ use serde_json::Value;
 pub use env::Env;
 pub use error::{Error, Result};
 pub use files::{BACKUPS_KEPT, Backup, MAX_CONFIG_BYTES};
+
 
 use framework::{ENTRY_NAME, Fields, Format, Framework, V};
 use ledger::{Ledger, Prior, Record};
@@ -96,6 +119,18 @@ impl Action {
     }
 }
 
+/// What an install or a removal did to a framework's hooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HooksChange {
+    /// The hook file (or OpenCode plugin file) read and written.
+    pub path: PathBuf,
+    /// What was done.
+    pub action: Action,
+    /// The copy of the file made before it was changed (the MCP step's copy when both live
+    /// in the same file).
+    pub backup: Option<PathBuf>,
+}
+
 /// The outcome of an install or a removal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
@@ -111,6 +146,47 @@ pub struct Change {
     pub via_symlink: Option<PathBuf>,
     /// Anything else worth telling the user (a deleted file, a followed symlink, …).
     pub notes: Vec<String>,
+    /// What was done to Cairn's hooks; `None` when the framework takes none (see
+    /// [`Change::notes`] for why) or hooks were left out ([`Integrations::with_hooks`]).
+    pub hooks: Option<HooksChange>,
+    /// What the user must still do by hand for the install to work (Codex: trust the hooks).
+    pub manual: Vec<String>,
+}
+
+/// Whether Cairn's hooks are in a framework's hook file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HooksState {
+    /// Every hook Cairn installs is there.
+    Installed,
+    /// Some are there, not all (one event's entry was deleted by hand, …).
+    Partial,
+    /// None is there.
+    NotInstalled,
+}
+
+impl HooksState {
+    /// The state as a snake_case word (`installed`, `partial`, `not_installed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HooksState::Installed => "installed",
+            HooksState::Partial => "partial",
+            HooksState::NotInstalled => "not_installed",
+        }
+    }
+}
+
+/// A framework's hooks, as [`Integrations::list`] reports them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HooksStatus {
+    /// The hook file (or OpenCode plugin file).
+    pub path: PathBuf,
+    /// Which of Cairn's hooks are there.
+    pub state: HooksState,
+    /// Whether every hook is there and runs the current binary.
+    pub current: bool,
+    /// Why the file could not be read or understood, if it could not.
+    pub problem: Option<String>,
 }
 
 /// One framework's registration state, as [`Integrations::list`] reports it.
@@ -130,8 +206,13 @@ pub struct IntegrationStatus {
     pub current: bool,
     /// Why the file could not be read or understood, if it could not.
     pub problem: Option<String>,
-    /// The backups Cairn made of the file before changing it, newest first.
+    /// The backups Cairn made of the file before changing it, newest first (the hook file's
+    /// backups too).
     pub backups: Vec<Backup>,
+    /// Cairn's hooks with this framework, or why it takes none.
+    pub hooks: Result<HooksStatus, &'static str>,
+    /// What the user must do by hand once Cairn is installed (Codex: trust the hooks).
+    pub manual: Vec<String>,
 }
 
 /// Registers Cairn's MCP server in agents' config files.
@@ -140,6 +221,7 @@ pub struct Integrations {
     env: Env,
     command: String,
     backup_dir: PathBuf,
+    with_hooks: bool,
 }
 
 /// Whether Cairn's entry is in a parsed config, and right.
@@ -158,7 +240,26 @@ impl Integrations {
             env,
             command: command.into(),
             backup_dir: backup_dir.into(),
+            with_hooks: true,
         }
+    }
+
+    /// Whether [`Integrations::install`] also installs Cairn's hooks (the default). Removal
+    /// always takes out both.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: bool) -> Self {
+        self.with_hooks = hooks;
+        self
+    }
+
+    /// The hook file (or OpenCode plugin file) Cairn edits for `framework`; `None` when it
+    /// takes no hooks.
+    pub fn hooks_path(&self, framework: &str) -> Result<Option<PathBuf>> {
+        Ok(match &lookup(framework)?.hooks {
+            framework::HookSupport::Json(spec) => Some(spec.path(&self.env)),
+            framework::HookSupport::Plugin(path) => Some(path(&self.env)),
+            framework::HookSupport::None(_) => None,
+        })
     }
 
     /// The supported framework ids.
@@ -200,6 +301,8 @@ impl Integrations {
             current: false,
             problem: None,
             backups: Vec::new(),
+            hooks: self.hooks_status(framework),
+            manual: manual(framework),
         };
         match self.backups(framework.id) {
             Ok(backups) => status.backups = backups,
@@ -236,8 +339,38 @@ impl Integrations {
 
     /// Register Cairn's server with `framework`: add the entry, correct it if it runs another
     /// binary, or do nothing (and write nothing) if it is already right.
+    ///
+    /// Cairn's hooks go in with it (unless [`Integrations::with_hooks`] said not to): their
+    /// file is checked first, so a hook file Cairn cannot edit stops the install before
+    /// anything is written.
     pub fn install(&self, framework: &str) -> Result<Change> {
         let framework = lookup(framework)?;
+        if self.with_hooks {
+            self.install_hooks(framework, true, None)?;
+        }
+        let mut change = self.install_mcp(framework)?;
+        change.manual = manual(framework);
+        if !self.with_hooks {
+            return Ok(change);
+        }
+        // When the hooks live in the file the MCP step just wrote, its backup (or its creation
+        // of the file) stands for both.
+        let wrote = matches!(change.action, Action::Installed | Action::Updated);
+        let backed_up = wrote.then_some((change.path.as_path(), change.backup.as_deref()));
+        if let Some(done) = self.install_hooks(framework, false, backed_up)? {
+            change.notes.extend(done.notes);
+            change.hooks = Some(HooksChange {
+                path: done.path,
+                action: done.action,
+                backup: done.backup,
+            });
+        } else if let framework::HookSupport::None(why) = framework.hooks {
+            change.notes.push(format!("{why}."));
+        }
+        Ok(change)
+    }
+
+    fn install_mcp(&self, framework: &'static Framework) -> Result<Change> {
         let loaded = files::load(&framework.config_path(&self.env))?;
         let path = loaded.target.clone();
         let original = loaded.text()?;
@@ -259,6 +392,8 @@ impl Integrations {
             backup: None,
             via_symlink: loaded.via_symlink.clone(),
             notes: symlink_note(&loaded),
+            hooks: None,
+            manual: Vec::new(),
         };
         let doc = parse(framework, base, &path)?;
         let expected = self.expected(framework);
@@ -320,6 +455,7 @@ impl Integrations {
                 prior,
                 created_container: !had_container,
                 created_dirs,
+                created_keys: Vec::new(),
             },
         );
         if let Err(error) = ledger.save(&self.backup_dir) {
@@ -333,8 +469,26 @@ impl Integrations {
 
     /// Take Cairn's server out of `framework`'s config. Removing what an install added gives
     /// back the original bytes; a file Cairn created and that holds nothing else is deleted.
+    ///
+    /// Cairn's hooks are taken out first (the reverse of the install order, so a file holding
+    /// both gets its original bytes back); both files are checked before either is written.
     pub fn remove(&self, framework: &str) -> Result<Change> {
         let framework = lookup(framework)?;
+        self.remove_hooks(framework, true)?;
+        let hooks = self.remove_hooks(framework, false)?;
+        let mut change = self.remove_mcp(framework)?;
+        if let Some(done) = hooks {
+            change.notes.extend(done.notes);
+            change.hooks = Some(HooksChange {
+                path: done.path,
+                action: done.action,
+                backup: done.backup,
+            });
+        }
+        Ok(change)
+    }
+
+    fn remove_mcp(&self, framework: &'static Framework) -> Result<Change> {
         let loaded = files::load(&framework.config_path(&self.env))?;
         let path = loaded.target.clone();
         let mut change = Change {
@@ -344,6 +498,8 @@ impl Integrations {
             backup: None,
             via_symlink: loaded.via_symlink.clone(),
             notes: symlink_note(&loaded),
+            hooks: None,
+            manual: Vec::new(),
         };
         let text = match loaded.text()? {
             Some(text) if !text.trim().is_empty() => text,
@@ -417,6 +573,14 @@ impl Integrations {
                 .push(format!("could not update Cairn's install record ({error})"));
         }
         Ok(change)
+    }
+}
+
+/// What the user must still do by hand for `framework`'s hooks to run.
+fn manual(framework: &Framework) -> Vec<String> {
+    match &framework.hooks {
+        framework::HookSupport::Json(spec) => spec.manual.iter().map(|m| (*m).to_owned()).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cairn_integrate::{Action, Env, Error, Integrations};
+use cairn_integrate::{Action, Env, Error, HooksState, Integrations};
 use serde_json::Value;
 
 const CAIRN: &str = "/opt/Cairn/bin/cairn";
@@ -38,8 +38,27 @@ impl Sandbox {
         self.cairn_at(CAIRN)
     }
 
+    /// The MCP registration alone: the tests above are about it; hooks have their own below.
     fn cairn_at(&self, command: &str) -> Integrations {
+        Integrations::new(self.env.clone(), command, &self.backups).with_hooks(false)
+    }
+
+    /// MCP registration and hooks, as `cairn integrate` does it.
+    fn with_hooks(&self, command: &str) -> Integrations {
         Integrations::new(self.env.clone(), command, &self.backups)
+    }
+
+    /// `framework`'s hook file (or plugin file).
+    fn hooks_path(&self, framework: &str) -> PathBuf {
+        self.cairn().hooks_path(framework).unwrap().unwrap()
+    }
+
+    /// Put `text` at `framework`'s hook file; returns the path.
+    fn put_hooks(&self, framework: &str, text: &str) -> PathBuf {
+        let path = self.hooks_path(framework);
+        fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+        fs_err::write(&path, text).unwrap();
+        path
     }
 
     /// Put `bytes` at `framework`'s config path; returns the path.
@@ -1084,4 +1103,553 @@ fn backups_are_private_and_only_the_newest_are_kept() {
     );
     // Another framework's backups are its own.
     assert!(sandbox.cairn().status("cursor").unwrap().backups.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks: installed and removed with the MCP registration.
+
+/// The frameworks whose hooks live in a JSON hook file, with their two events.
+const HOOK_FILES: [(&str, [&str; 2]); 5] = [
+    ("claude-code", ["SessionStart", "UserPromptSubmit"]),
+    ("codex", ["SessionStart", "UserPromptSubmit"]),
+    ("gemini-cli", ["SessionStart", "BeforeAgent"]),
+    ("qwen-code", ["SessionStart", "UserPromptSubmit"]),
+    ("cursor", ["sessionStart", "beforeSubmitPrompt"]),
+];
+
+fn events(framework: &str) -> [&'static str; 2] {
+    HOOK_FILES
+        .iter()
+        .find(|(id, _)| *id == framework)
+        .unwrap()
+        .1
+}
+
+/// A hook file as the agent reads it (comments and trailing commas out).
+fn hook_doc(path: &Path) -> Value {
+    serde_json::from_str(&strip_jsonc(&String::from_utf8(read(path)).unwrap())).unwrap()
+}
+
+/// The commands under `hooks.<event>`, read as the agent reads them: handlers inside groups
+/// (Claude Code's shape), or handlers directly (Cursor).
+fn commands(doc: &Value, framework: &str, event: &str) -> Vec<String> {
+    let list = doc["hooks"][event].as_array().cloned().unwrap_or_default();
+    let handlers: Vec<Value> = if framework == "cursor" {
+        list
+    } else {
+        list.iter()
+            .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    handlers
+        .iter()
+        .map(|h| h["command"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Cairn's handler for `event` as the agent reads it.
+fn cairn_handler(doc: &Value, framework: &str, event: &str) -> Value {
+    let list = doc["hooks"][event].as_array().unwrap();
+    let handlers: Vec<&Value> = if framework == "cursor" {
+        list.iter().collect()
+    } else {
+        list.iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap())
+            .collect()
+    };
+    let found: Vec<_> = handlers
+        .into_iter()
+        .filter(|h| h["command"].as_str().unwrap().contains(" hook "))
+        .collect();
+    assert_eq!(found.len(), 1, "{framework} {event}: one Cairn handler");
+    found[0].clone()
+}
+
+fn check_cairn_hooks(path: &Path, framework: &str, command: &str) {
+    let doc = hook_doc(path);
+    if framework == "cursor" {
+        assert_eq!(doc["version"], 1);
+    }
+    for event in events(framework) {
+        let handler = cairn_handler(&doc, framework, event);
+        assert_eq!(
+            handler["command"],
+            format!("{command} hook {framework} {event}"),
+            "{framework}"
+        );
+        match framework {
+            "claude-code" | "codex" => {
+                assert_eq!(handler["type"], "command");
+                assert_eq!(handler["timeout"], 2, "seconds");
+            }
+            "gemini-cli" | "qwen-code" => {
+                assert_eq!(handler["type"], "command");
+                assert_eq!(handler["timeout"], 2000, "milliseconds");
+            }
+            _ => assert_eq!(handler.get("type"), None),
+        }
+    }
+}
+
+#[test]
+fn hooks_go_in_and_out_with_the_registration_on_a_fresh_home() {
+    for (framework, _) in HOOK_FILES {
+        let sandbox = Sandbox::new();
+        let cairn = sandbox.with_hooks(CAIRN);
+        let files_before = sandbox.files();
+        let hooks = sandbox.hooks_path(framework);
+        let status = cairn.status(framework).unwrap();
+        let hook_status = status.hooks.clone().unwrap();
+        assert_eq!(hook_status.path, hooks);
+        assert_eq!(hook_status.state, HooksState::NotInstalled);
+
+        let change = cairn.install(framework).unwrap();
+        assert_eq!(change.action, Action::Installed, "{framework}");
+        let done = change.hooks.clone().unwrap();
+        assert_eq!(done.action, Action::Installed, "{framework}");
+        assert_eq!(done.path, hooks);
+        assert_eq!(done.backup, None, "nothing to back up");
+        check_cairn_hooks(&hooks, framework, CAIRN);
+        let status = cairn.status(framework).unwrap();
+        assert!(status.installed && status.current, "{status:?}");
+        let hook_status = status.hooks.unwrap();
+        assert_eq!(hook_status.state, HooksState::Installed, "{framework}");
+        assert!(hook_status.current && hook_status.problem.is_none());
+
+        // Again: nothing written anywhere.
+        let config = read(&change.path);
+        let hook_bytes = read(&hooks);
+        let backups = sandbox.backup_count();
+        let again = cairn.install(framework).unwrap();
+        assert_eq!(again.action, Action::AlreadyInstalled);
+        assert_eq!(again.hooks.unwrap().action, Action::AlreadyInstalled);
+        assert_eq!(read(&change.path), config);
+        assert_eq!(read(&hooks), hook_bytes, "{framework}: byte-identical");
+        assert_eq!(sandbox.backup_count(), backups);
+
+        // Remove: both files and the folders Cairn made are gone.
+        let removed = cairn.remove(framework).unwrap();
+        assert_eq!(removed.action, Action::Removed);
+        assert_eq!(removed.hooks.unwrap().action, Action::Removed);
+        assert!(!hooks.exists(), "{framework}");
+        assert_eq!(sandbox.files(), files_before, "{framework}");
+        let status = cairn.status(framework).unwrap();
+        assert_eq!(status.hooks.unwrap().state, HooksState::NotInstalled);
+        let again = cairn.remove(framework).unwrap();
+        assert_eq!(again.action, Action::NotInstalled);
+        assert_eq!(again.hooks.unwrap().action, Action::NotInstalled);
+    }
+}
+
+/// A user's hook file with hooks of their own (in Cairn's events and others), in the
+/// file's own style: JSONC with comments for Gemini and Qwen, CRLF for Codex, tabs for Cursor.
+fn users_hook_file(framework: &str) -> String {
+    match framework {
+        "claude-code" => concat!(
+            "{\n",
+            "  \"model\": \"opus\",\n",
+            "  \"hooks\": {\n",
+            "    \"UserPromptSubmit\": [\n",
+            "      {\n",
+            "        \"hooks\": [\n",
+            "          { \"type\": \"command\", \"command\": \"~/bin/remind.sh\" }\n",
+            "        ]\n",
+            "      }\n",
+            "    ],\n",
+            "    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n",
+            "  },\n",
+            "  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n",
+            "}"
+        )
+        .to_owned(),
+        "codex" => concat!(
+            "{\r\n",
+            "    \"hooks\": {\r\n",
+            "        \"SessionStart\": [\r\n",
+            "            {\"matcher\": \"startup\", \"hooks\": [{\"type\": \"command\", \"command\": \"echo hi\"}]}\r\n",
+            "        ]\r\n",
+            "    }\r\n",
+            "}\r\n"
+        )
+        .to_owned(),
+        "gemini-cli" | "qwen-code" => {
+            let event = events(framework)[1];
+            format!(
+                concat!(
+                    "// my settings\n",
+                    "{{\n",
+                    "  \"theme\": \"Dracula\", // dark\n",
+                    "  \"hooks\": {{\n",
+                    "    \"{event}\": [\n",
+                    "      {{ \"hooks\": [ {{ \"type\": \"command\", \"command\": \"lint-prompt\", \"timeout\": 500 }}, ], }},\n",
+                    "    ],\n",
+                    "    /* none yet */\n",
+                    "    \"SessionStart\": []\n",
+                    "  }},\n",
+                    "}}\n"
+                ),
+                event = event
+            )
+        }
+        "cursor" => concat!(
+            "{\n",
+            "\t\"version\": 1,\n",
+            "\t\"hooks\": {\n",
+            "\t\t\"beforeSubmitPrompt\": [{\"command\": \"./audit.sh\"}],\n",
+            "\t\t\"stop\": [{\"command\": \"./stop.sh\"}]\n",
+            "\t}\n",
+            "}\n"
+        )
+        .to_owned(),
+        other => panic!("{other}"),
+    }
+}
+
+/// Everything in a hook file but Cairn's handlers (and what held only them).
+fn without_cairn_hooks(mut doc: Value, framework: &str) -> Value {
+    let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return doc;
+    };
+    for (_, list) in hooks.iter_mut() {
+        let list = list.as_array_mut().unwrap();
+        let mine = |h: &Value| h["command"].as_str().unwrap().contains(" hook ");
+        if framework == "cursor" {
+            list.retain(|h| !mine(h));
+        } else {
+            let before = list.len();
+            for group in list.iter_mut() {
+                group["hooks"].as_array_mut().unwrap().retain(|h| !mine(h));
+            }
+            list.retain(|g| !g["hooks"].as_array().unwrap().is_empty());
+            assert!(list.len() <= before);
+        }
+    }
+    hooks.retain(|_, list| !list.as_array().unwrap().is_empty());
+    doc
+}
+
+#[test]
+fn users_own_hooks_are_kept_and_removal_gives_back_the_bytes() {
+    for (framework, _) in HOOK_FILES {
+        let sandbox = Sandbox::new();
+        let cairn = sandbox.with_hooks(CAIRN);
+        let original = users_hook_file(framework);
+        let hooks = sandbox.put_hooks(framework, &original);
+        // Gemini and Qwen keep MCP servers and hooks in one file: start from the user's.
+        let shared = cairn.config_path(framework).unwrap() == hooks;
+
+        let change = cairn.install(framework).unwrap();
+        let done = change.hooks.clone().unwrap();
+        assert_eq!(done.action, Action::Installed, "{framework}");
+        let backup = done.backup.clone().unwrap();
+        assert_eq!(
+            read(&backup),
+            original.as_bytes(),
+            "{framework}: backup first"
+        );
+        if shared {
+            assert_eq!(change.backup, Some(backup), "one backup for the one file");
+        }
+        check_cairn_hooks(&hooks, framework, CAIRN);
+        let doc = hook_doc(&hooks);
+        let mut before: Value = serde_json::from_str(&strip_jsonc(&original)).unwrap();
+        let mut after = without_cairn_hooks(doc.clone(), framework);
+        if shared {
+            after.as_object_mut().unwrap().remove("mcpServers");
+        }
+        // An empty list of the user's stays a list (now holding Cairn's group).
+        if let Some(hooks) = before["hooks"].as_object_mut() {
+            hooks.retain(|_, list| !list.as_array().unwrap().is_empty());
+        }
+        assert_eq!(after, before, "{framework}: the user's settings and hooks");
+        // The user's own hook comes first, Cairn's after it.
+        let prompt_event = events(framework)[1];
+        let prompt_commands = commands(&doc, framework, prompt_event);
+        if framework != "codex" {
+            assert_eq!(prompt_commands.len(), 2, "{framework}: {prompt_commands:?}");
+            assert!(!prompt_commands[0].contains(" hook "));
+        }
+        let installed = read(&hooks);
+        assert_eq!(
+            cairn.install(framework).unwrap().hooks.unwrap().action,
+            Action::AlreadyInstalled
+        );
+        assert_eq!(read(&hooks), installed);
+
+        let removed = cairn.remove(framework).unwrap();
+        assert_eq!(removed.hooks.unwrap().action, Action::Removed);
+        assert_eq!(
+            String::from_utf8(read(&hooks)).unwrap(),
+            original,
+            "{framework}: the original bytes"
+        );
+    }
+}
+
+#[test]
+fn a_hook_file_cairn_cannot_edit_stops_the_install_before_anything_is_written() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "claude-code",
+            "{\"hooks\": [1]}",
+            "`hooks` is not an object",
+        ),
+        (
+            "claude-code",
+            "{\"hooks\": {\"SessionStart\": {}}}",
+            "`hooks.SessionStart` is not a list",
+        ),
+        ("codex", "{\"hooks\": {", "not valid JSON"),
+        ("cursor", "[1, 2]", "the top level is not an object"),
+        (
+            "cursor",
+            "{\"version\": 1, // no comments in JSON\n}",
+            "not valid JSON",
+        ),
+        (
+            "claude-code",
+            "{\"hooks\": {\"UserPromptSubmit\": \"x\"}}",
+            "is not a list",
+        ),
+    ];
+    for (framework, text, what) in cases {
+        let sandbox = Sandbox::new();
+        let cairn = sandbox.with_hooks(CAIRN);
+        let hooks = sandbox.put_hooks(framework, text);
+        let config = cairn.config_path(framework).unwrap();
+        for verb in ["install", "remove"] {
+            let result = if verb == "install" {
+                cairn.install(framework)
+            } else {
+                cairn.remove(framework)
+            };
+            let error = result.expect_err(&format!("{framework} {verb} {text}"));
+            let message = error.to_string();
+            assert!(matches!(error, Error::Malformed { .. }), "{message}");
+            assert!(
+                message.contains(&hooks.display().to_string()) && message.contains(what),
+                "{framework} {verb}: {message}"
+            );
+            assert_eq!(read(&hooks), text.as_bytes(), "untouched");
+            assert!(
+                !config.exists(),
+                "{framework}: the MCP file was not written either"
+            );
+        }
+        let status = cairn.status(framework).unwrap();
+        let problem = status.hooks.unwrap().problem.unwrap();
+        assert!(problem.contains(what), "{problem}");
+        assert_eq!(sandbox.backup_count(), 0);
+    }
+}
+
+#[test]
+fn status_tells_partial_and_outdated_hooks_and_install_mends_them() {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.with_hooks(CAIRN);
+    cairn.install("claude-code").unwrap();
+    let hooks = sandbox.hooks_path("claude-code");
+    assert_eq!(hooks, sandbox.home.join(".claude/settings.json"));
+
+    // The user deletes one of Cairn's hooks by hand: partly installed.
+    let mut doc = hook_doc(&hooks);
+    doc["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("UserPromptSubmit");
+    fs_err::write(&hooks, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let status = cairn.status("claude-code").unwrap().hooks.unwrap();
+    assert_eq!(status.state, HooksState::Partial);
+    assert!(!status.current);
+    let change = cairn.install("claude-code").unwrap();
+    assert_eq!(
+        change.action,
+        Action::AlreadyInstalled,
+        "the MCP entry was fine"
+    );
+    assert_eq!(change.hooks.unwrap().action, Action::Installed);
+    check_cairn_hooks(&hooks, "claude-code", CAIRN);
+
+    // Another binary: installed but not current; installing corrects both events, once.
+    let moved = "/usr/local/bin/cairn";
+    let status = sandbox.with_hooks(moved).status("claude-code").unwrap();
+    let hook_status = status.hooks.unwrap();
+    assert_eq!(hook_status.state, HooksState::Installed);
+    assert!(!hook_status.current);
+    let change = sandbox.with_hooks(moved).install("claude-code").unwrap();
+    assert_eq!(change.hooks.unwrap().action, Action::Updated);
+    check_cairn_hooks(&hooks, "claude-code", moved);
+    assert!(
+        sandbox
+            .with_hooks(moved)
+            .status("claude-code")
+            .unwrap()
+            .hooks
+            .unwrap()
+            .current
+    );
+    // Removal still takes everything Cairn made: the file held nothing else.
+    sandbox.with_hooks(moved).remove("claude-code").unwrap();
+    assert!(!hooks.exists());
+}
+
+#[test]
+fn claude_settings_follow_claude_config_dir_and_odd_binary_paths_are_quoted() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.home.join("claude-profile");
+    let env = sandbox
+        .env
+        .clone()
+        .with_var("CLAUDE_CONFIG_DIR", dir.to_str().unwrap());
+    let binary = "/Applications/My Tools/cairn's/cairn";
+    let cairn = Integrations::new(env, binary, &sandbox.backups);
+    let change = cairn.install("claude-code").unwrap();
+    let done = change.hooks.unwrap();
+    assert_eq!(done.path, dir.join("settings.json"));
+    let doc = hook_doc(&done.path);
+    let command = cairn_handler(&doc, "claude-code", "SessionStart")["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        command,
+        r"'/Applications/My Tools/cairn'\''s/cairn' hook claude-code SessionStart"
+    );
+    // The shell gives back the path.
+    let echoed = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "printf %s {}",
+            command.trim_end_matches(" hook claude-code SessionStart")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(echoed.stdout).unwrap(), binary);
+    assert_eq!(
+        cairn.status("claude-code").unwrap().hooks.unwrap().state,
+        HooksState::Installed
+    );
+}
+
+#[test]
+fn codex_says_to_trust_the_hooks_and_copilot_gets_none() {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.with_hooks(CAIRN);
+    let change = cairn.install("codex").unwrap();
+    assert_eq!(change.manual.len(), 1);
+    assert!(
+        change.manual[0].contains("/hooks") && change.manual[0].contains("Trust"),
+        "{:?}",
+        change.manual
+    );
+    assert_eq!(
+        change.hooks.unwrap().path,
+        sandbox.home.join("codex-home/hooks.json")
+    );
+    assert_eq!(cairn.status("codex").unwrap().manual, change.manual);
+
+    let change = cairn.install("copilot-cli").unwrap();
+    assert_eq!(change.hooks, None);
+    assert!(
+        change
+            .notes
+            .iter()
+            .any(|n| n.contains("ignores what its hooks print")),
+        "{:?}",
+        change.notes
+    );
+    assert!(cairn.status("copilot-cli").unwrap().hooks.is_err());
+    assert_eq!(cairn.hooks_path("copilot-cli").unwrap(), None);
+    assert!(!sandbox.home.join(".copilot/hooks").exists());
+}
+
+#[test]
+fn the_opencode_plugin_is_written_updated_and_deleted_only_when_it_is_cairns() {
+    let sandbox = Sandbox::new();
+    let cairn = sandbox.with_hooks(CAIRN);
+    let plugin = sandbox.hooks_path("opencode");
+    assert_eq!(
+        plugin,
+        sandbox.home.join(".config/opencode/plugins/cairn.js")
+    );
+    let files_before = sandbox.files();
+    let change = cairn.install("opencode").unwrap();
+    assert_eq!(change.hooks.clone().unwrap().action, Action::Installed);
+    let text = String::from_utf8(read(&plugin)).unwrap();
+    assert!(text.starts_with("// Cairn's OpenCode plugin"), "{text}");
+    assert!(text.contains(&format!("const CAIRN = \"{CAIRN}\";")));
+    for needle in [
+        "\"chat.message\"",
+        "\"experimental.chat.system.transform\"",
+        "\"session.created\"",
+        "TIMEOUT_MS",
+    ] {
+        assert!(text.contains(needle), "{needle}");
+    }
+    let status = cairn.status("opencode").unwrap().hooks.unwrap();
+    assert_eq!(
+        (status.state, status.current),
+        (HooksState::Installed, true)
+    );
+    assert_eq!(
+        cairn.install("opencode").unwrap().hooks.unwrap().action,
+        Action::AlreadyInstalled
+    );
+
+    // Another binary: the plugin is rewritten (and the old one backed up).
+    let moved = sandbox.with_hooks("/usr/bin/cairn");
+    assert!(!moved.status("opencode").unwrap().hooks.unwrap().current);
+    let done = moved.install("opencode").unwrap().hooks.unwrap();
+    assert_eq!(done.action, Action::Updated);
+    assert_eq!(read(&done.backup.unwrap()), text.as_bytes());
+    assert!(
+        String::from_utf8(read(&plugin))
+            .unwrap()
+            .contains("\"/usr/bin/cairn\"")
+    );
+
+    let removed = moved.remove("opencode").unwrap();
+    assert_eq!(removed.hooks.unwrap().action, Action::Removed);
+    assert!(!plugin.exists());
+    assert_eq!(
+        sandbox.files(),
+        files_before,
+        "the plugins folder Cairn made is gone"
+    );
+
+    // Someone else's cairn.js: refused before anything is written, never deleted.
+    let theirs = "export const Mine = async () => ({});\n";
+    sandbox.put_hooks("opencode", theirs);
+    let config = cairn.config_path("opencode").unwrap();
+    let error = cairn.install("opencode").unwrap_err();
+    assert!(matches!(error, Error::Malformed { .. }));
+    assert!(
+        error.to_string().contains(&plugin.display().to_string()),
+        "{error}"
+    );
+    assert!(!config.exists(), "the MCP entry was not written either");
+    let removed = cairn.remove("opencode").unwrap();
+    assert_eq!(removed.hooks.unwrap().action, Action::NotInstalled);
+    assert_eq!(read(&plugin), theirs.as_bytes());
+    assert!(
+        cairn
+            .status("opencode")
+            .unwrap()
+            .hooks
+            .unwrap()
+            .problem
+            .is_some()
+    );
+}
+
+#[test]
+fn hooks_can_be_left_out_and_removal_still_takes_them() {
+    let sandbox = Sandbox::new();
+    let change = sandbox.cairn().install("cursor").unwrap();
+    assert_eq!(change.hooks, None);
+    assert!(!sandbox.hooks_path("cursor").exists());
+    sandbox.with_hooks(CAIRN).install("cursor").unwrap();
+    let removed = sandbox.cairn().remove("cursor").unwrap();
+    assert_eq!(removed.hooks.unwrap().action, Action::Removed);
+    assert!(!sandbox.hooks_path("cursor").exists());
 }
