@@ -6,6 +6,7 @@ cd "$ROOT"
 
 ensure_rust
 ensure_system_packages app
+ensure_cmake
 build_ui
 
 has_display=0

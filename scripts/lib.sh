@@ -47,6 +47,37 @@ ensure_system_packages() {
   fi
 }
 
+# CMake >= 3.28 (LightGBM's C++, built by the lightgbm3-sys crate for the turn note's ranker).
+# When `cmake` is missing or older, the PyPI wheel (cmake==4.4.5, a self-contained binary);
+# its scripts folder goes first on PATH so cargo's build scripts find it. Its C bindings are
+# generated with libclang (clang and libclang-dev are in the system package list above).
+ensure_cmake() {
+  local have=""
+  if command -v cmake >/dev/null 2>&1; then
+    have=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -1)
+  fi
+  local py scripts
+  py=$(command -v python3 || command -v python) || die "python3 is missing: install it (apt-get install python3 python3-pip)"
+  scripts=$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+  if [ -n "$have" ] && printf '%s\n3.28\n' "$have" | sort -V -C -r 2>/dev/null; then
+    return 0
+  fi
+  if [ -x "$scripts/cmake" ] && "$scripts/cmake" --version >/dev/null 2>&1; then
+    export PATH="$scripts:$PATH"
+  else
+    step "Installing CMake from PyPI (cmake==4.4.5; found: ${have:-none}, LightGBM needs 3.28 or newer)"
+    "$py" -m pip install --quiet --disable-pip-version-check cmake==4.4.5 \
+      || "$py" -m pip install --quiet --disable-pip-version-check --break-system-packages cmake==4.4.5 \
+      || "$py" -m pip install --quiet --disable-pip-version-check --user cmake==4.4.5 \
+      || "$py" -m pip install --quiet --disable-pip-version-check --user --break-system-packages cmake==4.4.5 \
+      || die "cannot pip install cmake==4.4.5: install CMake 3.28 or newer"
+    export PATH="$scripts:$("$py" -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))'):$PATH"
+  fi
+  have=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -1)
+  [ -n "$have" ] && printf '%s\n3.28\n' "$have" | sort -V -C -r \
+    || die "CMake 3.28 or newer is needed (found: ${have:-none} at $(command -v cmake || echo nowhere))"
+}
+
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || die "Rust is missing: install rustup (https://rustup.rs) with Rust 1.95 or newer"
 }

@@ -14,6 +14,7 @@ trap 'rm -rf "$(dirname "$CAIRN_HOME")"' EXIT
 
 ensure_rust
 ensure_system_packages test
+ensure_cmake
 ensure_cargo_tool cargo-nextest cargo-nextest
 ensure_cargo_tool tauri-driver tauri-driver --version '^2'
 ensure_npm "$ROOT/ui"

@@ -1,0 +1,1000 @@
+//! The turn note's learned ranker: gradient-boosted trees (LightGBM, through the `lightgbm3`
+//! crate) that turn one candidate's feature vector (its similarities, the judges' scores and
+//! its metadata) into the probability that the request needs it.
+//!
+//! - [`train`] fits a binary model on labelled [`Example`]s and reports [`CrossFit`] figures:
+//!   k-fold by group (a group is one request and its candidates, never split across folds),
+//!   every example scored by the model that did not see its group; then the final model is
+//!   fitted on all examples and returned as LightGBM's model text.
+//! - [`Ranker`] loads such a text ([`Ranker::from_text`], or the committed
+//!   `ranker/model.txt` with [`Ranker::shipped`]) and scores rows of features.
+//!
+//! A missing signal is `f64::NAN`: LightGBM routes it down each split's learned default
+//! branch. Training is deterministic (one thread, fixed seeds, `deterministic=true`), so
+//! the same examples and options give the same model text.
+//!
+//! LightGBM's booster is a C++ object behind a raw pointer, not `Send`; a [`Ranker`] keeps
+//! its booster on a thread of its own and talks to it over channels, so the ranker is
+//! `Send + Sync` without unsafe code.
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc;
+use std::thread;
+
+use lightgbm3::{Booster, Dataset};
+use serde::{Deserialize, Serialize};
+
+/// The model committed with the crate (`ranker/model.txt`; `cairn ranker train` writes it).
+const SHIPPED: &str = include_str!("../ranker/model.txt");
+
+/// The bars [`CrossFit::at_bars`] reports, in this order.
+pub const BARS: [f64; 3] = [0.3, 0.4, 0.5];
+
+/// The bar under which a group's best candidate counts as silence
+/// ([`CrossFit::silence_when_not_needed`]).
+pub const SILENCE_BAR: f64 = 0.4;
+
+/// A ranker failure; each names what went wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// LightGBM refused something; the text says what was being done and LightGBM's message.
+    #[error("LightGBM failed while {doing}: {message}")]
+    Lightgbm {
+        /// What the ranker was doing.
+        doing: &'static str,
+        /// LightGBM's own message.
+        message: String,
+    },
+    /// A row does not have as many features as the model.
+    #[error("row {row} has {got} features, the ranker model expects {expected}")]
+    FeatureCount {
+        /// Which row (0-based).
+        row: usize,
+        /// Its length.
+        got: usize,
+        /// The model's feature count.
+        expected: usize,
+    },
+    /// The training input or the options cannot give a model.
+    #[error("cannot train the ranker: {0}")]
+    Input(String),
+    /// The model text is not a LightGBM model.
+    #[error("the ranker model text is not a LightGBM model: {0}")]
+    Model(String),
+    /// The ranker's booster thread is gone (it could not start, or it stopped).
+    #[error("the ranker's booster thread is not running")]
+    Stopped,
+}
+
+fn lgbm(doing: &'static str) -> impl FnOnce(lightgbm3::Error) -> Error {
+    move |e| Error::Lightgbm {
+        doing,
+        message: e.to_string(),
+    }
+}
+
+/// One labelled candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Example {
+    /// The group it belongs to: one request and all its candidates (folds never split one).
+    pub group: String,
+    /// Its feature vector, in the order of the names given to [`train`]; `NAN` = missing.
+    pub features: Vec<f64>,
+    /// Whether the request needs this candidate.
+    pub label: bool,
+}
+
+/// How [`train`] fits the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainOptions {
+    /// Boosting rounds (one tree each).
+    pub trees: usize,
+    /// Shrinkage of each tree.
+    pub learning_rate: f64,
+    /// Most leaves per tree.
+    pub num_leaves: usize,
+    /// Fewest examples in a leaf.
+    pub min_data_in_leaf: usize,
+    /// Seed of LightGBM and of the fold assignment.
+    pub seed: u64,
+    /// Folds of the cross-fit (at least 2).
+    pub folds: usize,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        Self {
+            trees: 150,
+            learning_rate: 0.05,
+            num_leaves: 15,
+            min_data_in_leaf: 20,
+            seed: 7,
+            folds: 5,
+        }
+    }
+}
+
+/// Precision, recall and how often something is shown, at one bar on the probability.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BarFigures {
+    /// The bar: a candidate is shown when its probability is at least this.
+    pub bar: f64,
+    /// Of the candidates shown, the share that is needed (1 when none is shown).
+    pub precision: f64,
+    /// Of the needed candidates, the share shown.
+    pub recall: f64,
+    /// Of the groups, the share with at least one candidate shown.
+    pub shown_groups: f64,
+}
+
+/// Out-of-fold figures of a [`train`]ing: every example scored by a model fitted without
+/// its group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossFit {
+    /// Folds.
+    pub folds: usize,
+    /// Examples (candidates).
+    pub examples: usize,
+    /// Groups (requests).
+    pub groups: usize,
+    /// Examples labelled needed.
+    pub positives: usize,
+    /// Area under the ROC curve over all examples (ties count half).
+    pub auc: f64,
+    /// Mean binary log loss (probabilities clipped to [1e-15, 1 - 1e-15]).
+    pub logloss: f64,
+    /// Figures at each of [`BARS`].
+    pub at_bars: Vec<BarFigures>,
+    /// Of the groups with a needed candidate, the share whose top-scored candidate is needed.
+    pub top1_when_needed: f64,
+    /// Of the groups with no needed candidate, the share whose best probability is under
+    /// [`SILENCE_BAR`].
+    pub silence_when_not_needed: f64,
+}
+
+/// Fits the ranker: the cross-fit first (k folds by group, out-of-fold predictions scored),
+/// then the final model on all examples. Returns LightGBM's model text (feature names
+/// `names`) and the cross-fit figures. The final model is reloaded from its text and must
+/// predict exactly what the trained booster predicts, or this fails.
+pub fn train(
+    examples: &[Example],
+    names: &[&str],
+    opts: &TrainOptions,
+) -> Result<(String, CrossFit), Error> {
+    check_input(examples, names, opts)?;
+    let fold_of = assign_folds(examples, opts.folds, opts.seed);
+    let mut oof = vec![f64::NAN; examples.len()];
+    for fold in 0..opts.folds {
+        let (fit, held): (Vec<usize>, Vec<usize>) =
+            (0..examples.len()).partition(|&i| fold_of[i] != fold);
+        let fit_labels: BTreeSet<bool> = fit.iter().map(|&i| examples[i].label).collect();
+        if fit_labels.len() < 2 {
+            return Err(Error::Input(format!(
+                "fold {fold}: the other folds' examples are all {}; add examples of both labels",
+                if fit_labels.contains(&true) {
+                    "needed"
+                } else {
+                    "not needed"
+                }
+            )));
+        }
+        let booster = fit_booster(examples, &fit, names, opts)?;
+        let rows: Vec<f64> = held
+            .iter()
+            .flat_map(|&i| examples[i].features.iter().copied())
+            .collect();
+        let p = booster
+            .predict(&rows, names.len() as i32, true)
+            .map_err(lgbm("predicting a held-out fold"))?;
+        for (&i, p) in held.iter().zip(p) {
+            oof[i] = p;
+        }
+    }
+    let all: Vec<usize> = (0..examples.len()).collect();
+    let booster = fit_booster(examples, &all, names, opts)?;
+    let text = booster
+        .save_string()
+        .map_err(lgbm("writing the model text"))?;
+    let rows: Vec<Vec<f64>> = examples.iter().map(|e| e.features.clone()).collect();
+    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+    let trained = booster
+        .predict(&flat, names.len() as i32, true)
+        .map_err(lgbm("predicting with the trained model"))?;
+    let reloaded = Ranker::from_text(&text)?.predict(&rows)?;
+    if let Some(i) = (0..trained.len()).find(|&i| trained[i].to_bits() != reloaded[i].to_bits()) {
+        return Err(Error::Model(format!(
+            "the model reloaded from its text predicts {} for example {i}, the trained one {}",
+            reloaded[i], trained[i]
+        )));
+    }
+    Ok((text, cross_fit(examples, &oof, opts.folds)))
+}
+
+fn check_input(examples: &[Example], names: &[&str], opts: &TrainOptions) -> Result<(), Error> {
+    if names.is_empty() {
+        return Err(Error::Input("no feature names".into()));
+    }
+    if let Some(bad) = names.iter().find(|n| {
+        n.is_empty() || n.len() > 63 || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        return Err(Error::Input(format!(
+            "feature name {bad:?}: use 1 to 63 ASCII letters, digits and underscores"
+        )));
+    }
+    if opts.folds < 2 {
+        return Err(Error::Input(format!(
+            "{} folds: the cross-fit needs at least 2",
+            opts.folds
+        )));
+    }
+    if opts.trees == 0 || opts.num_leaves < 2 || opts.min_data_in_leaf == 0 {
+        return Err(Error::Input(format!(
+            "trees {}, num_leaves {}, min_data_in_leaf {}: need at least 1 tree, 2 leaves and 1 example per leaf",
+            opts.trees, opts.num_leaves, opts.min_data_in_leaf
+        )));
+    }
+    if !(opts.learning_rate > 0.0 && opts.learning_rate.is_finite()) {
+        return Err(Error::Input(format!(
+            "learning rate {}: must be positive",
+            opts.learning_rate
+        )));
+    }
+    if let Some((row, e)) = examples
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.features.len() != names.len())
+    {
+        return Err(Error::FeatureCount {
+            row,
+            got: e.features.len(),
+            expected: names.len(),
+        });
+    }
+    let groups: BTreeSet<&str> = examples.iter().map(|e| e.group.as_str()).collect();
+    if groups.len() < opts.folds {
+        return Err(Error::Input(format!(
+            "{} groups for {} folds: every fold needs a group",
+            groups.len(),
+            opts.folds
+        )));
+    }
+    let positives = examples.iter().filter(|e| e.label).count();
+    if positives == 0 || positives == examples.len() {
+        return Err(Error::Input(format!(
+            "{positives} of {} examples are needed: both labels must occur",
+            examples.len()
+        )));
+    }
+    if examples.len() > i32::MAX as usize / names.len() {
+        return Err(Error::Input(format!(
+            "{} examples is more than LightGBM takes",
+            examples.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The fold of each example. Groups with a needed candidate and groups without are each
+/// shuffled (seeded) and dealt round-robin, so every fold gets its share of both and a
+/// group's examples always share a fold.
+fn assign_folds(examples: &[Example], folds: usize, seed: u64) -> Vec<usize> {
+    let mut has_positive: BTreeMap<&str, bool> = BTreeMap::new();
+    for e in examples {
+        *has_positive.entry(e.group.as_str()).or_default() |= e.label;
+    }
+    let mut rng = SplitMix64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut fold_of_group: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut next = 0;
+    for wanted in [true, false] {
+        let mut groups: Vec<&str> = has_positive
+            .iter()
+            .filter(|(_, p)| **p == wanted)
+            .map(|(g, _)| *g)
+            .collect();
+        for i in (1..groups.len()).rev() {
+            groups.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        }
+        for g in groups {
+            fold_of_group.insert(g, next % folds);
+            next += 1;
+        }
+    }
+    examples
+        .iter()
+        .map(|e| fold_of_group[e.group.as_str()])
+        .collect()
+}
+
+/// A small deterministic generator (SplitMix64) for the fold shuffle.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn fit_booster(
+    examples: &[Example],
+    rows: &[usize],
+    names: &[&str],
+    opts: &TrainOptions,
+) -> Result<Booster, Error> {
+    let flat: Vec<f64> = rows
+        .iter()
+        .flat_map(|&i| examples[i].features.iter().copied())
+        .collect();
+    let labels: Vec<f32> = rows
+        .iter()
+        .map(|&i| if examples[i].label { 1.0 } else { 0.0 })
+        .collect();
+    let mut data = Dataset::from_slice(&flat, &labels, names.len() as i32, true)
+        .map_err(lgbm("building the training set"))?;
+    let owned: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    data.set_feature_names(&owned)
+        .map_err(lgbm("naming the features"))?;
+    // LightGBM takes the seed as a C int.
+    let seed = (opts.seed % i32::MAX as u64) as i64;
+    let params = serde_json::json!({
+        "objective": "binary",
+        "num_iterations": opts.trees,
+        "learning_rate": opts.learning_rate,
+        "num_leaves": opts.num_leaves,
+        "min_data_in_leaf": opts.min_data_in_leaf,
+        "seed": seed,
+        "deterministic": true,
+        "force_row_wise": true,
+        "num_threads": 1,
+        "verbosity": -1,
+    });
+    let booster = Booster::train(data, &params).map_err(lgbm("training"))?;
+    if booster.num_iterations() <= 0 {
+        return Err(Error::Input(
+            "LightGBM grew no tree: the features do not vary".into(),
+        ));
+    }
+    Ok(booster)
+}
+
+fn cross_fit(examples: &[Example], p: &[f64], folds: usize) -> CrossFit {
+    let positives = examples.iter().filter(|e| e.label).count();
+    let mut by_group: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, e) in examples.iter().enumerate() {
+        by_group.entry(e.group.as_str()).or_default().push(i);
+    }
+    let logloss = examples
+        .iter()
+        .zip(p)
+        .map(|(e, &p)| {
+            let p = p.clamp(1e-15, 1.0 - 1e-15);
+            -(if e.label { p.ln() } else { (1.0 - p).ln() })
+        })
+        .sum::<f64>()
+        / examples.len() as f64;
+    let at_bars = BARS
+        .iter()
+        .map(|&bar| {
+            let shown = p.iter().filter(|&&p| p >= bar).count();
+            let hits = examples
+                .iter()
+                .zip(p)
+                .filter(|(e, p)| e.label && **p >= bar)
+                .count();
+            let shown_groups = by_group
+                .values()
+                .filter(|ix| ix.iter().any(|&i| p[i] >= bar))
+                .count();
+            BarFigures {
+                bar,
+                precision: if shown == 0 {
+                    1.0
+                } else {
+                    hits as f64 / shown as f64
+                },
+                recall: hits as f64 / positives as f64,
+                shown_groups: shown_groups as f64 / by_group.len() as f64,
+            }
+        })
+        .collect();
+    let (mut needed, mut top1, mut not_needed, mut silent) = (0, 0, 0, 0);
+    for ix in by_group.values() {
+        let best = ix
+            .iter()
+            .copied()
+            .max_by(|&a, &b| p[a].total_cmp(&p[b]).then(b.cmp(&a)));
+        let Some(best) = best else { continue };
+        if ix.iter().any(|&i| examples[i].label) {
+            needed += 1;
+            top1 += usize::from(examples[best].label);
+        } else {
+            not_needed += 1;
+            silent += usize::from(p[best] < SILENCE_BAR);
+        }
+    }
+    let share = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    CrossFit {
+        folds,
+        examples: examples.len(),
+        groups: by_group.len(),
+        positives,
+        auc: auc(examples, p),
+        logloss,
+        at_bars,
+        top1_when_needed: share(top1, needed),
+        silence_when_not_needed: share(silent, not_needed),
+    }
+}
+
+/// ROC AUC by ranks (Mann-Whitney U), tied scores sharing their mean rank.
+fn auc(examples: &[Example], p: &[f64]) -> f64 {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let (mut rank_sum, mut i) = (0.0, 0);
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && p[order[j + 1]] == p[order[i]] {
+            j += 1;
+        }
+        let mean_rank = (i + j) as f64 / 2.0 + 1.0;
+        rank_sum += mean_rank * order[i..=j].iter().filter(|&&k| examples[k].label).count() as f64;
+        i = j + 1;
+    }
+    let pos = examples.iter().filter(|e| e.label).count() as f64;
+    let neg = examples.len() as f64 - pos;
+    (rank_sum - pos * (pos + 1.0) / 2.0) / (pos * neg)
+}
+
+/// A request to the booster thread: flattened rows and where to answer.
+struct Job {
+    rows: Vec<f64>,
+    reply: mpsc::Sender<Result<Vec<f64>, Error>>,
+}
+
+/// A loaded model that scores feature rows. `Send + Sync`: the booster lives on a thread of
+/// its own (stopped when the ranker is dropped), and calls reach it over a channel.
+#[derive(Debug)]
+pub struct Ranker {
+    jobs: mpsc::Sender<Job>,
+    names: Vec<String>,
+    trees: usize,
+}
+
+impl Ranker {
+    /// Loads LightGBM model text (as [`train`] returns it and `ranker/model.txt` holds).
+    pub fn from_text(model: &str) -> Result<Self, Error> {
+        check_model_text(model)?;
+        let model = model.to_string();
+        let (jobs, inbox) = mpsc::channel::<Job>();
+        let (ready, loaded) = mpsc::channel::<Result<(Vec<String>, usize), Error>>();
+        thread::Builder::new()
+            .name("cairn-ranker".into())
+            .spawn(move || serve(&model, &ready, &inbox))
+            .map_err(|e| Error::Model(format!("cannot start the ranker's thread: {e}")))?;
+        let (names, trees) = loaded.recv().map_err(|_| Error::Stopped)??;
+        Ok(Self { jobs, names, trees })
+    }
+
+    /// The model committed with the crate, `crates/cairn-recall/ranker/model.txt`.
+    pub fn shipped() -> Result<Self, Error> {
+        Self::from_text(SHIPPED)
+    }
+
+    /// The probability that each row's candidate is needed, in row order. Every row must
+    /// have [`Ranker::feature_names`]`.len()` features; `NAN` marks a missing one.
+    pub fn predict(&self, rows: &[Vec<f64>]) -> Result<Vec<f64>, Error> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some((row, r)) = rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.len() != self.names.len())
+        {
+            return Err(Error::FeatureCount {
+                row,
+                got: r.len(),
+                expected: self.names.len(),
+            });
+        }
+        let (reply, answer) = mpsc::channel();
+        let job = Job {
+            rows: rows.iter().flatten().copied().collect(),
+            reply,
+        };
+        self.jobs.send(job).map_err(|_| Error::Stopped)?;
+        answer.recv().map_err(|_| Error::Stopped)?
+    }
+
+    /// The model's feature names, in the order rows give them.
+    pub fn feature_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    /// The number of trees.
+    pub fn trees(&self) -> usize {
+        self.trees
+    }
+}
+
+/// LightGBM's model parser trusts its input: a truncated or edited text can make it read past
+/// the end, and a tree whose children point anywhere makes prediction read out of bounds or
+/// loop. So the ranker checks the structure first: a binary model whose `tree_sizes` frame
+/// every tree, each tree a proper binary tree over the model's features, without categorical
+/// or linear parts (the ranker never trains those).
+fn check_model_text(model: &str) -> Result<(), Error> {
+    let bad = |why: String| Err(Error::Model(why));
+    if model.contains('\0') || model.contains('\r') {
+        return bad("it contains a NUL byte or a carriage return".into());
+    }
+    if !model.starts_with("tree\n") {
+        return bad(format!(
+            "it starts with {:?}, not with LightGBM's \"tree\" header",
+            model.chars().take(20).collect::<String>()
+        ));
+    }
+    let Some(first) = model.find("\nTree=").map(|i| i + 1) else {
+        return bad("it has no trees".into());
+    };
+    let header: BTreeMap<&str, &str> = model[..first]
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    let get = |k: &str| {
+        header
+            .get(k)
+            .copied()
+            .ok_or_else(|| Error::Model(format!("its header has no {k}")))
+    };
+    if get("num_class")? != "1"
+        || get("num_tree_per_iteration")? != "1"
+        || !get("objective")?.starts_with("binary")
+    {
+        return bad("it is not a binary model with one tree per iteration".into());
+    }
+    let features = get("max_feature_idx")?
+        .parse::<usize>()
+        .map_err(|_| Error::Model("its max_feature_idx is not a number".into()))?
+        + 1;
+    let names = get("feature_names")?.split(' ').count();
+    if names != features {
+        return bad(format!("it names {names} features but has {features}"));
+    }
+    let sizes = get("tree_sizes")?
+        .split(' ')
+        .map(str::parse::<usize>)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| Error::Model("its tree_sizes are not numbers".into()))?;
+    let mut at = first;
+    for (i, size) in sizes.iter().enumerate() {
+        let tree = at
+            .checked_add(*size)
+            .and_then(|end| model.get(at..end))
+            .ok_or_else(|| Error::Model(format!("tree {i} runs past the end of the text")))?;
+        check_tree(tree, features).map_err(|why| Error::Model(format!("tree {i} {why}")))?;
+        at += size;
+    }
+    if !model[at..].starts_with("end of trees\n") {
+        return bad("the trees are not followed by \"end of trees\"".into());
+    }
+    Ok(())
+}
+
+/// One tree's text: `Tree=i`, then `key=value` lines up to an empty line (LightGBM reads at
+/// most 22), with splits on known features and children that form one binary tree.
+fn check_tree(text: &str, features: usize) -> Result<(), String> {
+    let mut lines = text.split('\n');
+    let head = lines.next().unwrap_or_default();
+    if !head.starts_with("Tree=") {
+        return Err(format!("starts with {head:?}, not \"Tree=\""));
+    }
+    let mut kv: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut closed = false;
+    for line in lines {
+        if line.is_empty() {
+            closed = true;
+            break;
+        }
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| format!("has a line without '=': {line:?}"))?;
+        kv.insert(k, v);
+    }
+    if !closed || kv.len() > 22 {
+        return Err("is cut short or has too many lines".into());
+    }
+    let field = |k: &str| kv.get(k).copied().ok_or_else(|| format!("has no {k}"));
+    let numbers = |k: &str, n: usize| -> Result<Vec<f64>, String> {
+        let v = field(k)?;
+        let xs = v
+            .split(' ')
+            .filter(|x| !x.is_empty())
+            .map(str::parse::<f64>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| format!("has a {k} that is not numbers"))?;
+        if xs.len() != n || xs.iter().any(|x| !x.is_finite()) {
+            return Err(format!("has {} finite {k} values, not {n}", xs.len()));
+        }
+        Ok(xs)
+    };
+    let leaves: usize = field("num_leaves")?
+        .parse()
+        .map_err(|_| "has a num_leaves that is not a number".to_string())?;
+    if leaves == 0 || leaves > 1 << 17 {
+        return Err(format!("has {leaves} leaves"));
+    }
+    if field("num_cat")? != "0" || kv.get("is_linear").is_some_and(|v| *v != "0") {
+        return Err("has categorical or linear parts, which the ranker never trains".into());
+    }
+    numbers("leaf_value", leaves)?;
+    if leaves == 1 {
+        return Ok(());
+    }
+    let inner = leaves - 1;
+    numbers("threshold", inner)?;
+    let index = |x: f64| x.fract() == 0.0 && x.abs() < (1u64 << 31) as f64;
+    if numbers("split_feature", inner)?
+        .iter()
+        .any(|&f| !index(f) || f < 0.0 || f as usize >= features)
+    {
+        return Err(format!("splits on a feature outside 0..{features}"));
+    }
+    if numbers("decision_type", inner)?
+        .iter()
+        .any(|&d| !index(d) || !(0.0..256.0).contains(&d) || (d as u8) & 1 == 1)
+    {
+        return Err("has a categorical or unknown decision type".into());
+    }
+    // Every node but the root is some node's child exactly once, every leaf too.
+    let (mut inner_seen, mut leaf_seen) = (vec![false; inner], vec![false; leaves]);
+    inner_seen[0] = true;
+    for c in numbers("left_child", inner)?
+        .into_iter()
+        .chain(numbers("right_child", inner)?)
+    {
+        let slot = if !index(c) {
+            None
+        } else if c >= 0.0 {
+            inner_seen.get_mut(c as usize)
+        } else {
+            leaf_seen.get_mut((-c) as usize - 1)
+        };
+        match slot {
+            Some(seen) if !*seen => *seen = true,
+            _ => return Err(format!("has a child {c} that is out of range or shared")),
+        }
+    }
+    if inner_seen.iter().chain(&leaf_seen).any(|s| !s) {
+        return Err("has nodes no split reaches".into());
+    }
+    Ok(())
+}
+
+/// The booster thread: loads the model, reports its names and size, then answers jobs until
+/// the ranker (the jobs' sender) is dropped.
+fn serve(
+    model: &str,
+    ready: &mpsc::Sender<Result<(Vec<String>, usize), Error>>,
+    inbox: &mpsc::Receiver<Job>,
+) {
+    let loaded = Booster::from_string(model)
+        .map_err(|e| Error::Model(e.to_string()))
+        .and_then(|b| {
+            if b.num_classes() != 1 {
+                return Err(Error::Model(format!(
+                    "it has {} classes; the ranker is a binary model",
+                    b.num_classes()
+                )));
+            }
+            if b.num_iterations() <= 0 || b.num_features() <= 0 {
+                return Err(Error::Model("it has no trees or no features".into()));
+            }
+            let names = b
+                .feature_name()
+                .map_err(lgbm("reading the feature names"))?;
+            Ok((b, names))
+        });
+    let booster = match loaded {
+        Ok((b, names)) => {
+            let trees = b.num_iterations() as usize;
+            if ready.send(Ok((names, trees))).is_err() {
+                return;
+            }
+            b
+        }
+        Err(e) => {
+            // The caller is waiting for this answer; if it is gone there is no one to tell.
+            drop(ready.send(Err(e)));
+            return;
+        }
+    };
+    let n = booster.num_features();
+    for job in inbox {
+        let p = booster
+            .predict(&job.rows, n, true)
+            .map_err(lgbm("predicting"));
+        // A caller that stopped waiting does not need the answer.
+        drop(job.reply.send(p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pipeline's feature columns, in order (the bootstrap model uses them too).
+    const NAMES: [&str; 20] = [
+        "fused",
+        "dense",
+        "keyword",
+        "rerank",
+        "rank",
+        "gap_to_top",
+        "top_fused",
+        "age_days",
+        "same_project",
+        "same_framework",
+        "kind_item",
+        "kind_note",
+        "item_kind",
+        "importance",
+        "uses",
+        "not_useful",
+        "query_words",
+        "text_chars",
+        "overlap",
+        "llm_judge",
+    ];
+
+    /// A separable set: the label follows two features (plus a little noise), the rest is
+    /// noise; every 7th judge score missing.
+    fn separable(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
+        let mut rng = SplitMix64(seed);
+        let mut u = move || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut out = Vec::new();
+        for g in 0..groups {
+            for c in 0..per_group {
+                let mut f: Vec<f64> = (0..NAMES.len()).map(|_| u()).collect();
+                let label = f[0] + 0.5 * f[3] + 0.1 * u() > 0.95;
+                f[4] = c as f64;
+                if (g + c) % 7 == 0 {
+                    f[19] = f64::NAN;
+                }
+                out.push(Example {
+                    group: format!("g{g}"),
+                    features: f,
+                    label,
+                });
+            }
+        }
+        out
+    }
+
+    fn small() -> TrainOptions {
+        TrainOptions {
+            trees: 40,
+            ..TrainOptions::default()
+        }
+    }
+
+    #[test]
+    fn separable_set_gives_a_high_cross_fitted_auc() {
+        let ex = separable(120, 8, 1);
+        let (text, cf) = train(&ex, &NAMES, &small()).unwrap();
+        assert!(cf.auc > 0.9, "cross-fitted AUC {}", cf.auc);
+        assert_eq!(cf.folds, 5);
+        assert_eq!(cf.examples, 960);
+        assert_eq!(cf.groups, 120);
+        assert_eq!(cf.positives, ex.iter().filter(|e| e.label).count());
+        assert!(cf.logloss < 0.4, "logloss {}", cf.logloss);
+        assert_eq!(cf.at_bars.len(), 3);
+        assert_eq!(cf.at_bars[1].bar, 0.4);
+        assert!(cf.at_bars[1].precision > 0.7, "{:?}", cf.at_bars[1]);
+        assert!(cf.top1_when_needed > 0.7, "{cf:?}");
+        let r = Ranker::from_text(&text).unwrap();
+        assert_eq!(r.trees(), 40);
+        assert_eq!(r.feature_names(), NAMES.map(String::from).to_vec());
+        // Deterministic: the same input gives the same model text.
+        let (again, cf2) = train(&ex, &NAMES, &small()).unwrap();
+        assert_eq!(text, again);
+        assert_eq!(cf, cf2);
+    }
+
+    #[test]
+    fn noise_gives_an_auc_near_one_half() {
+        // The figures are not a given: a label unrelated to the features scores near 0.5.
+        let mut ex = separable(100, 8, 2);
+        let mut rng = SplitMix64(99);
+        for e in &mut ex {
+            e.label = rng.next().is_multiple_of(4);
+        }
+        let (_, cf) = train(&ex, &NAMES, &small()).unwrap();
+        assert!((cf.auc - 0.5).abs() < 0.1, "AUC {}", cf.auc);
+    }
+
+    #[test]
+    fn folds_never_split_a_group_and_share_out_the_groups() {
+        let ex = separable(53, 5, 3);
+        let fold_of = assign_folds(&ex, 5, 11);
+        let mut of_group: BTreeMap<&str, usize> = BTreeMap::new();
+        for (e, &f) in ex.iter().zip(&fold_of) {
+            assert_eq!(
+                *of_group.entry(&e.group).or_insert(f),
+                f,
+                "{} split",
+                e.group
+            );
+        }
+        let mut sizes = [0usize; 5];
+        for f in of_group.values() {
+            sizes[*f] += 1;
+        }
+        assert!(sizes.iter().all(|&s| (10..=11).contains(&s)), "{sizes:?}");
+        assert_eq!(fold_of, assign_folds(&ex, 5, 11), "not deterministic");
+        assert_ne!(fold_of, assign_folds(&ex, 5, 12), "the seed is not used");
+    }
+
+    #[test]
+    fn model_text_round_trip_predicts_the_same() {
+        let ex = separable(60, 6, 4);
+        let (text, _) = train(&ex, &NAMES, &small()).unwrap();
+        let rows: Vec<Vec<f64>> = ex.iter().map(|e| e.features.clone()).collect();
+        let a = Ranker::from_text(&text).unwrap().predict(&rows).unwrap();
+        let b = Ranker::from_text(&text).unwrap().predict(&rows).unwrap();
+        assert_eq!(a.len(), rows.len());
+        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+        assert!(a.iter().all(|p| (0.0..=1.0).contains(p)));
+        // One row alone is scored as in a batch.
+        let one = Ranker::from_text(&text)
+            .unwrap()
+            .predict(&rows[..1])
+            .unwrap();
+        assert_eq!(one[0].to_bits(), a[0].to_bits());
+    }
+
+    #[test]
+    fn nan_features_are_missing_values() {
+        let r = Ranker::shipped().unwrap();
+        let all_nan = vec![f64::NAN; r.feature_names().len()];
+        let p = r.predict(&[all_nan]).unwrap();
+        assert!(p[0].is_finite() && (0.0..=1.0).contains(&p[0]), "{p:?}");
+        // Training takes NaN too (every 7th judge score in the set is missing).
+        let ex = separable(40, 6, 5);
+        assert!(ex.iter().any(|e| e.features[19].is_nan()));
+        train(&ex, &NAMES, &small()).unwrap();
+    }
+
+    #[test]
+    fn a_wrong_feature_count_is_a_clear_error() {
+        let r = Ranker::shipped().unwrap();
+        let err = r
+            .predict(&[vec![0.5; 20], vec![0.5; 19]])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err, "row 1 has 19 features, the ranker model expects 20",
+            "{err}"
+        );
+        let mut ex = separable(20, 4, 6);
+        ex[3].features.pop();
+        let err = train(&ex, &NAMES, &small()).unwrap_err().to_string();
+        assert!(err.contains("row 3 has 19 features"), "{err}");
+    }
+
+    #[test]
+    fn a_corrupt_model_text_is_a_clear_error() {
+        let err = Ranker::from_text("not a model").unwrap_err().to_string();
+        assert!(
+            err.starts_with("the ranker model text is not a LightGBM model"),
+            "{err}"
+        );
+        let half = &SHIPPED[..SHIPPED.len() / 2];
+        let err = Ranker::from_text(half).unwrap_err().to_string();
+        assert!(
+            err.starts_with("the ranker model text is not a LightGBM model"),
+            "{err}"
+        );
+        let garbled = SHIPPED.replacen("leaf_value=", "leaf_value=x", 1);
+        assert!(Ranker::from_text(&garbled).is_err());
+        // LightGBM's own parser reads past the end of a cut text; the check stops it first.
+        let trees_end = SHIPPED.find("end of trees").unwrap();
+        for cut in (0..SHIPPED.len()).step_by(997) {
+            let r = Ranker::from_text(&SHIPPED[..cut]);
+            assert_eq!(r.is_ok(), cut > trees_end + 12, "cut at {cut}");
+        }
+        for (from, to, says) in [
+            (
+                "split_feature=19 ",
+                "split_feature=20 ",
+                "splits on a feature outside 0..20",
+            ),
+            ("left_child=1 ", "left_child=0 ", "out of range or shared"),
+            ("num_class=1", "num_class=0", "not a binary model"),
+            ("num_cat=0", "num_cat=2", "categorical"),
+        ] {
+            let edited = SHIPPED.replacen(from, to, 1);
+            assert_ne!(edited, SHIPPED, "{from}");
+            let err = Ranker::from_text(&edited).unwrap_err().to_string();
+            assert!(err.contains(says), "{from}: {err}");
+        }
+    }
+
+    #[test]
+    fn shipped_model_names_the_pipeline_features() {
+        let r = Ranker::shipped().unwrap();
+        assert_eq!(r.feature_names(), NAMES.map(String::from).to_vec());
+        assert!(r.trees() > 0);
+        fn send_sync<T: Send + Sync>(_: &T) {}
+        send_sync(&r);
+        let r = std::sync::Arc::new(r);
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let r = r.clone();
+                thread::spawn(move || r.predict(&[vec![i as f64 / 4.0; 20]]).unwrap()[0])
+            })
+            .collect();
+        for h in handles {
+            assert!((0.0..=1.0).contains(&h.join().unwrap()));
+        }
+    }
+
+    #[test]
+    fn bad_input_is_refused_before_lightgbm() {
+        let ex = separable(20, 4, 7);
+        let one_fold = TrainOptions {
+            folds: 1,
+            ..small()
+        };
+        assert!(
+            train(&ex, &NAMES, &one_fold)
+                .unwrap_err()
+                .to_string()
+                .contains("at least 2")
+        );
+        let mut all_neg = ex.clone();
+        all_neg.iter_mut().for_each(|e| e.label = false);
+        assert!(
+            train(&all_neg, &NAMES, &small())
+                .unwrap_err()
+                .to_string()
+                .contains("both labels")
+        );
+        assert!(
+            train(&ex[..12], &NAMES, &small())
+                .unwrap_err()
+                .to_string()
+                .contains("3 groups for 5 folds")
+        );
+        let mut bad_names = NAMES;
+        bad_names[2] = "key word";
+        assert!(
+            train(&ex, &bad_names, &small())
+                .unwrap_err()
+                .to_string()
+                .contains("\"key word\"")
+        );
+    }
+
+    #[test]
+    fn auc_by_ranks_counts_ties_half() {
+        let ex = |l: &[bool]| -> Vec<Example> {
+            l.iter()
+                .map(|&label| Example {
+                    group: "g".into(),
+                    features: vec![],
+                    label,
+                })
+                .collect()
+        };
+        assert_eq!(auc(&ex(&[false, true]), &[0.1, 0.9]), 1.0);
+        assert_eq!(auc(&ex(&[false, true]), &[0.9, 0.1]), 0.0);
+        assert_eq!(auc(&ex(&[false, true]), &[0.5, 0.5]), 0.5);
+        assert_eq!(
+            auc(&ex(&[false, true, false, true]), &[0.1, 0.4, 0.35, 0.8]),
+            1.0
+        );
+    }
+}
