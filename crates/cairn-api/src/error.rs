@@ -83,6 +83,8 @@ impl From<cairn_store::Error> for ApiError {
             cairn_store::Error::Open { .. } | cairn_store::Error::TooNew { .. } => {
                 ErrorCode::Unavailable
             }
+            cairn_store::Error::NotFound(_) => ErrorCode::NotFound,
+            cairn_store::Error::Invalid(_) => ErrorCode::BadRequest,
             _ => ErrorCode::Internal,
         };
         Self::new(code, e.to_string())

@@ -24,7 +24,7 @@ fn ts(t: &chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-fn name_of<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn name_of<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -137,6 +137,18 @@ pub(crate) struct ItemsSearch {
 }
 
 impl ItemsSearch {
+    /// An active item of this index.
+    pub(crate) fn item(&self, id: &str) -> Option<&Item> {
+        self.items.get(id)
+    }
+
+    /// The records an item of this index came from.
+    pub(crate) fn sources_of(&self, id: &str) -> Option<Vec<String>> {
+        self.items
+            .get(id)
+            .map(|i| i.sources.iter().map(|s| s.as_str().to_owned()).collect())
+    }
+
     /// A hit of the items' corpus as a search hit.
     pub(crate) fn item_hit(&self, h: TextHit) -> Option<SearchHit> {
         let item = self.items.get(&h.record_id)?;

@@ -41,7 +41,7 @@ mod notes_api;
 mod profiles_api;
 mod service;
 mod tools;
-mod turn_api;
+pub mod turn_api;
 mod workers;
 
 pub use backend::{Backend, Reconnect, SharedBackend};

@@ -40,6 +40,11 @@ pub(crate) struct NotesSearch {
 }
 
 impl NotesSearch {
+    /// A note of this index.
+    pub(crate) fn summary(&self, id: &str) -> Option<&NoteSummary> {
+        self.docs.get(id)
+    }
+
     /// A note found by search, as the API shows it (`None` if it is not in this index).
     pub(crate) fn note_hit(&self, h: cairn_index::TextHit) -> Option<SearchHit> {
         let note = self.docs.get(&h.record_id)?;

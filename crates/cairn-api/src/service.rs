@@ -86,6 +86,8 @@ struct Inner {
     /// Titled notes and their search index.
     notes: crate::notes_api::NotesState,
     items: crate::items_api::ItemsState,
+    /// The turn note's ranker.
+    turn: crate::turn_api::TurnState,
 }
 
 /// Where loading the models stands.
@@ -294,6 +296,7 @@ impl Service {
             inner: Arc::new(Inner {
                 notes: crate::notes_api::NotesState::new(notes),
                 items: crate::items_api::ItemsState::default(),
+                turn: crate::turn_api::TurnState::default(),
                 store,
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
@@ -630,11 +633,22 @@ impl Service {
         })
     }
 
-    /// The notes and their search index.
+    /// The items' search index.
     pub(crate) fn items_state(&self) -> &crate::items_api::ItemsState {
         &self.inner.items
     }
 
+    /// The turn note's state (its ranker).
+    pub(crate) fn turn_state(&self) -> &crate::turn_api::TurnState {
+        &self.inner.turn
+    }
+
+    /// Whether this is a one-shot CLI call (no workers: it loads the models itself).
+    pub(crate) fn is_direct(&self) -> bool {
+        self.inner.host == ServiceHost::Direct
+    }
+
+    /// The notes and their search index.
     pub(crate) fn notes_state(&self) -> &crate::notes_api::NotesState {
         &self.inner.notes
     }

@@ -1,34 +1,588 @@
-//! The turn note in the service: candidates from every corpus (the asking conversation's
-//! own left out), the judges, the ranker, the note, and the injection log behind it.
+//! The turn note in the service (DESIGN §1.6): candidates from the records, items and notes
+//! (the asking conversation's own left out), the cross-encoder as judge when it is loaded,
+//! the LightGBM ranker, the note — and the injection log behind it: every turn logged with
+//! each candidate's probability and the ranker's inputs, and people's labels on shown
+//! entries for the next `cairn ranker train`.
+//!
+//! Nothing here calls a model provider or the network: the hot path is the retriever, the
+//! cross-encoder (when present) and the ranker.
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
 use cairn_core::api::{
-    InjectionEntry, InjectionList, InjectionView, InjectionsReq, NoteFeedbackReq, TurnNote,
-    TurnNoteReq, WhyReq,
+    FeatureValue, InjectionEntry, InjectionList, InjectionView, InjectionsReq, NoteEntry,
+    NoteEvalFigures, NoteFeedbackReq, TurnNote, TurnNoteReq, WhyReq,
 };
+use cairn_core::{ErrorCode, RecordId};
+use cairn_index::TextQuery;
+use cairn_recall::note::{self, Kind, Meta, Signals};
+use cairn_recall::ranker::Ranker;
 
 use crate::{ApiError, Result, Service};
 
+/// The longest prompt read (bytes); the rest is not part of the query.
+const MAX_PROMPT: usize = 4096;
+/// A prompt with fewer words than this is asked together with the conversation's previous
+/// request ("and the other one?").
+const SHORT_PROMPT_WORDS: usize = 8;
+/// The most characters of the previous request that join a short prompt.
+const CONTEXT_CHARS: usize = 300;
+
+/// One candidate of a turn, whole: what it is, what retrieval said, the ranker's inputs
+/// and its probability. The eval and `cairn ranker train` read these.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// What it is.
+    pub meta: Meta,
+    /// What retrieval and the judges said.
+    pub signals: Signals,
+    /// The ranker's inputs ([`note::FEATURES`]).
+    pub features: Vec<f64>,
+    /// The ranker's probability.
+    pub probability: f32,
+    /// Whether the note shows it.
+    pub shown: bool,
+    /// For an item: the records it came from.
+    pub sources: Vec<String>,
+}
+
+/// The ranker the service uses, loaded once (and again when the user's model file changes).
+#[derive(Default)]
+pub(crate) struct TurnState {
+    ranker: tokio::sync::Mutex<Option<(Option<std::time::SystemTime>, Arc<Ranker>)>>,
+}
+
+impl std::fmt::Debug for TurnState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnState").finish_non_exhaustive()
+    }
+}
+
+fn rfc3339(t: &cairn_core::Timestamp) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn title_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    note::cut(line, 100)
+}
+
+/// The query for a turn: the prompt, and for a short one the previous request too.
+fn query_text(prompt: &str, previous: Option<&str>) -> String {
+    let mut end = prompt.len().min(MAX_PROMPT);
+    while !prompt.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prompt = prompt[..end].trim();
+    match previous.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(prev) if prompt.split_whitespace().count() < SHORT_PROMPT_WORDS => {
+            let prev: String = prev.chars().take(CONTEXT_CHARS).collect();
+            format!("{prompt}\n{prev}")
+        }
+        _ => prompt.to_owned(),
+    }
+}
+
+/// A fresh turn id: `t_` and 16 random bytes in hex.
+fn new_turn_id() -> Result<String> {
+    let mut buf = [0u8; 16];
+    getrandom::fill(&mut buf)
+        .map_err(|e| ApiError::internal(format!("no randomness for a turn id: {e}")))?;
+    Ok(format!(
+        "t_{}",
+        buf.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ))
+}
+
+fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    Some(f64::from(sorted[i.min(sorted.len() - 1)]))
+}
+
+fn injection_view(inj: cairn_store::Injection, labels: &HashMap<String, String>) -> InjectionView {
+    let names = inj.feature_names.clone();
+    InjectionView {
+        entries: inj
+            .entries
+            .into_iter()
+            .map(|e| InjectionEntry {
+                label: labels.get(&e.id).cloned(),
+                features: names
+                    .iter()
+                    .zip(e.features.iter().chain(std::iter::repeat(&None)))
+                    .map(|(n, v)| FeatureValue {
+                        name: n.clone(),
+                        value: *v,
+                    })
+                    .collect(),
+                id: e.id,
+                kind: e.kind,
+                item_kind: e.item_kind,
+                title: e.title,
+                probability: e.probability,
+                shown: e.shown,
+            })
+            .collect(),
+        turn: inj.turn,
+        at: rfc3339(&inj.at),
+        framework: inj.framework,
+        session_id: inj.session_id,
+        project: inj.project,
+        prompt: inj.prompt,
+        shown: inj.shown,
+        bar: inj.bar,
+        judged_by: inj.judged_by,
+        silent_because: inj.silent_because,
+        latency_ms: inj.latency_ms,
+    }
+}
+
 impl Service {
+    /// The ranker: the user's own model when `cairn ranker train --labels` wrote one, the
+    /// shipped one otherwise.
+    async fn ranker(&self) -> Result<Arc<Ranker>> {
+        let path = self.paths().ranker_model();
+        let stamp = fs_err::metadata(&path).and_then(|m| m.modified()).ok();
+        let mut slot = self.turn_state().ranker.lock().await;
+        if let Some((s, r)) = slot.as_ref()
+            && *s == stamp
+        {
+            return Ok(r.clone());
+        }
+        let loaded = match stamp {
+            Some(_) => match fs_err::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, path = %path.display(), "cannot load the trained ranker; using the shipped one");
+                    Ranker::shipped().map_err(|e| ApiError::internal(e.to_string()))?
+                }
+            },
+            None => Ranker::shipped().map_err(|e| ApiError::internal(e.to_string()))?,
+        };
+        let r = Arc::new(loaded);
+        *slot = Some((stamp, r.clone()));
+        Ok(r)
+    }
+
     /// The `turn_note` method.
     #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn turn_note(&self, _req: TurnNoteReq) -> Result<TurnNote> {
-        Err(ApiError::internal("the turn note is not built yet"))
+    pub(crate) async fn turn_note(&self, req: TurnNoteReq) -> Result<TurnNote> {
+        Ok(self.turn_note_whole(req).await?.0)
+    }
+
+    /// The turn note and every candidate behind it (for the eval and ranker training).
+    pub async fn turn_note_whole(&self, req: TurnNoteReq) -> Result<(TurnNote, Vec<Candidate>)> {
+        let started = Instant::now();
+        let silent = |why: &str, bar: f32| TurnNote {
+            turn: String::new(),
+            note: None,
+            entries: Vec::new(),
+            bar,
+            judged_by: Vec::new(),
+            silent_because: Some(why.to_owned()),
+            latency_ms: 0,
+        };
+        if req.framework.trim().is_empty() {
+            return Err(ApiError::bad_request("the framework is missing"));
+        }
+        if !self.memory_enabled() {
+            return Ok((silent("memory is off", note::BAR_UNJUDGED), Vec::new()));
+        }
+        if req.prompt.trim().is_empty() {
+            return Ok((
+                silent("the message is empty", note::BAR_UNJUDGED),
+                Vec::new(),
+            ));
+        }
+        let now = match req.at.as_deref() {
+            Some(at) => chrono::DateTime::parse_from_rfc3339(at)
+                .map_err(|e| {
+                    ApiError::bad_request(format!("at {at:?} is not an RFC 3339 time: {e}"))
+                })?
+                .with_timezone(&chrono::Utc),
+            None => chrono::Utc::now(),
+        };
+        if self.is_direct() {
+            self.ensure_models().await;
+        }
+        // The asking conversation: its records are left out, and its previous request joins
+        // a short prompt.
+        let own: Vec<cairn_core::Record> = match &req.session_id {
+            Some(s) if !s.is_empty() => self.store().session_records(&req.framework, s).await?,
+            _ => Vec::new(),
+        };
+        let own_ids: HashSet<String> = own
+            .iter()
+            .map(|r| r.record.id.as_str().to_owned())
+            .collect();
+        let previous = req
+            .context
+            .last()
+            .cloned()
+            .or_else(|| own.last().map(|r| r.record.request.clone()));
+        let query = query_text(&req.prompt, previous.as_deref());
+        let q = TextQuery {
+            text: query,
+            project: None,
+            framework: None,
+            since: None,
+            until: None,
+            exclude_session: req.session_id.clone().filter(|s| !s.is_empty()),
+            limit: note::CANDIDATES,
+            context_boost: None,
+        };
+        let mut corpora = vec![cairn_recall::Corpus {
+            text: self.text_index(),
+            vectors: self.dense_parts().await.map(|d| d.index),
+            keep: None,
+            store: Some(self.store().clone()),
+        }];
+        let items = self.items_corpus(None).await?;
+        let items_at = items.as_ref().map(|_| corpora.len());
+        let items_index = items.map(|(index, mut corpus)| {
+            // An item distilled only from the asking conversation is that conversation's own.
+            let idx = index.clone();
+            let own = own_ids.clone();
+            corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
+                idx.sources_of(&h.record_id)
+                    .is_none_or(|s| s.is_empty() || !s.iter().all(|r| own.contains(r)))
+            }));
+            corpora.push(corpus);
+            index
+        });
+        let notes = self.notes_corpus(req.project.clone()).await?;
+        let notes_at = notes.as_ref().map(|_| corpora.len());
+        let notes_index = notes.map(|(index, corpus)| {
+            corpora.push(corpus);
+            index
+        });
+        let rerank = self.reranker().await.is_some();
+        let (hits, _) = self
+            .retrieve(corpora, q, cairn_recall::SearchMode::Hybrid, rerank)
+            .await?;
+        // What each candidate is (what was remembered after the turn's time is not known then).
+        let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
+        for h in hits {
+            if req.at.is_some() && h.hit.timestamp > now {
+                continue;
+            }
+            let signals = Signals {
+                fused: h.hit.score,
+                dense: h.dense,
+                keyword: h.keyword,
+                rerank: h.rerank,
+                ..Signals::default()
+            };
+            if Some(h.corpus) == items_at {
+                let Some(item) = items_index.as_ref().and_then(|i| i.item(&h.hit.record_id)) else {
+                    continue;
+                };
+                cands.push((
+                    Meta {
+                        id: item.id.as_str().to_owned(),
+                        kind: Kind::Item,
+                        item_kind: Some(crate::items_api::name_of(&item.kind)),
+                        title: item.title.clone(),
+                        text: if item.body.trim().is_empty() {
+                            item.summary.clone()
+                        } else {
+                            format!("{} {}", item.summary, item.body)
+                        },
+                        at: item.said_at.or(item.happened_at),
+                        project: item.project.clone(),
+                        framework: None,
+                        importance: Some(item.importance),
+                    },
+                    signals,
+                    item.sources.iter().map(|s| s.as_str().to_owned()).collect(),
+                ));
+            } else if Some(h.corpus) == notes_at {
+                let Some(doc) = notes_index
+                    .as_ref()
+                    .and_then(|i| i.summary(&h.hit.record_id))
+                else {
+                    continue;
+                };
+                cands.push((
+                    Meta {
+                        id: doc.id.clone(),
+                        kind: Kind::Note,
+                        item_kind: None,
+                        title: doc.title.clone(),
+                        text: h.hit.passage.clone(),
+                        at: chrono::DateTime::parse_from_rfc3339(&doc.updated_at)
+                            .ok()
+                            .map(|t| t.with_timezone(&chrono::Utc)),
+                        project: doc.project.clone(),
+                        framework: None,
+                        importance: None,
+                    },
+                    signals,
+                    Vec::new(),
+                ));
+            } else {
+                cands.push((
+                    Meta {
+                        id: h.hit.record_id.clone(),
+                        kind: Kind::Record,
+                        item_kind: None,
+                        title: title_line(&h.hit.passage),
+                        text: h.hit.passage.clone(),
+                        at: Some(h.hit.timestamp),
+                        project: h.hit.project.clone(),
+                        framework: Some(h.hit.framework.clone()),
+                        importance: None,
+                    },
+                    signals,
+                    Vec::new(),
+                ));
+            }
+        }
+        let ids: Vec<String> = cands.iter().map(|c| c.0.id.clone()).collect();
+        let uses = self.store().note_uses(&ids).await?;
+        for (m, s, _) in &mut cands {
+            if let Some(u) = uses.get(&m.id) {
+                s.shown = u.shown;
+                s.not_useful = u.not_useful;
+            }
+        }
+        let asked = note::Asked {
+            prompt: &req.prompt,
+            project: req.project.as_deref(),
+            framework: Some(req.framework.as_str()),
+            now,
+        };
+        let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
+        let rows = note::features(&asked, &pairs);
+        let ranker = self.ranker().await?;
+        let probs: Vec<f32> = if rows.is_empty() {
+            Vec::new()
+        } else {
+            let r = ranker.clone();
+            let rows = rows.clone();
+            tokio::task::spawn_blocking(move || r.predict(&rows))
+                .await
+                .map_err(|e| ApiError::internal(format!("the ranker task failed: {e}")))?
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .into_iter()
+                .map(|p| p as f32)
+                .collect()
+        };
+        let mut judged_by = Vec::new();
+        if cands.iter().any(|c| c.1.rerank.is_some()) {
+            judged_by.push("cross-encoder".to_owned());
+        }
+        let bar = note::bar(!judged_by.is_empty());
+        let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();
+        let shown_at = note::choose(&metas, &probs, bar);
+        // A shown record is told by its whole request, not the passage that matched.
+        let mut shown_meta: Vec<Meta> = Vec::new();
+        for &i in &shown_at {
+            let mut m = metas[i].clone();
+            if m.kind == Kind::Record
+                && let Some(r) = self.store().record(&RecordId::new(&m.id)).await?
+            {
+                m.text = r.record.text;
+                m.title = title_line(&r.record.request);
+            }
+            shown_meta.push(m);
+        }
+        let refs: Vec<&Meta> = shown_meta.iter().collect();
+        let text = note::render(&refs);
+        let entries: Vec<NoteEntry> = shown_at
+            .iter()
+            .zip(&shown_meta)
+            .map(|(&i, m)| NoteEntry {
+                id: m.id.clone(),
+                kind: m.kind.as_str().to_owned(),
+                item_kind: m.item_kind.clone(),
+                title: m.title.clone(),
+                text: note::cut(&m.text, note::ENTRY_CHARS),
+                at: m.at.as_ref().map(rfc3339),
+                project: m.project.clone(),
+                framework: m.framework.clone(),
+                probability: probs[i],
+            })
+            .collect();
+        let silent_because = if entries.is_empty() {
+            Some(if cands.is_empty() {
+                "nothing earlier matched".to_owned()
+            } else {
+                format!("no candidate reached the bar of {bar}")
+            })
+        } else {
+            None
+        };
+        let shown_set: HashSet<usize> = shown_at.iter().copied().collect();
+        let whole: Vec<Candidate> = cands
+            .into_iter()
+            .zip(rows)
+            .enumerate()
+            .map(|(i, ((meta, signals, sources), features))| Candidate {
+                probability: probs.get(i).copied().unwrap_or(0.0),
+                shown: shown_set.contains(&i),
+                meta,
+                signals,
+                features,
+                sources,
+            })
+            .collect();
+        let latency_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        let turn = if req.dry_run {
+            String::new()
+        } else {
+            let turn = new_turn_id()?;
+            let mut order: Vec<&Candidate> = whole.iter().collect();
+            order.sort_by(|a, b| {
+                b.shown
+                    .cmp(&a.shown)
+                    .then(b.probability.total_cmp(&a.probability))
+            });
+            let prompt = cairn_text::scrub::scrubber()
+                .scrub(&req.prompt)
+                .0
+                .into_owned();
+            self.store()
+                .log_injection(&cairn_store::Injection {
+                    turn: turn.clone(),
+                    at: now,
+                    framework: req.framework.clone(),
+                    session_id: req.session_id.clone(),
+                    project: req.project.clone(),
+                    prompt,
+                    shown: !entries.is_empty(),
+                    bar,
+                    judged_by: judged_by.clone(),
+                    silent_because: silent_because.clone(),
+                    latency_ms,
+                    feature_names: note::FEATURES.iter().map(|s| (*s).to_owned()).collect(),
+                    entries: order
+                        .into_iter()
+                        .map(|c| cairn_store::InjectionCandidate {
+                            id: c.meta.id.clone(),
+                            kind: c.meta.kind.as_str().to_owned(),
+                            item_kind: c.meta.item_kind.clone(),
+                            title: c.meta.title.clone(),
+                            probability: c.probability,
+                            shown: c.shown,
+                            features: c
+                                .features
+                                .iter()
+                                .map(|v| v.is_finite().then_some(*v as f32))
+                                .collect(),
+                        })
+                        .collect(),
+                })
+                .await?;
+            turn
+        };
+        Ok((
+            TurnNote {
+                turn,
+                note: text,
+                entries,
+                bar,
+                judged_by,
+                silent_because,
+                latency_ms,
+            },
+            whole,
+        ))
     }
 
     /// The `note_log` method.
     #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn note_log(&self, _req: InjectionsReq) -> Result<InjectionList> {
-        Err(ApiError::internal("the injection log is not built yet"))
+    pub(crate) async fn note_log(&self, req: InjectionsReq) -> Result<InjectionList> {
+        let limit = u64::from(req.limit.unwrap_or(50).clamp(1, 500));
+        let mut injections = Vec::new();
+        for inj in self.store().injections(limit, req.shown_only).await? {
+            let labels = self.store().note_labels(&inj.turn).await?;
+            injections.push(injection_view(inj, &labels));
+        }
+        let totals = self.store().note_totals().await?;
+        let eval = fs_err::read_to_string(self.paths().note_eval())
+            .ok()
+            .and_then(|t| serde_json::from_str::<NoteEvalFigures>(&t).ok());
+        Ok(InjectionList {
+            injections,
+            turns: totals.turns,
+            shown: totals.shown,
+            not_useful: totals.not_useful,
+            p50_ms: percentile(&totals.latencies_ms, 0.5),
+            p95_ms: percentile(&totals.latencies_ms, 0.95),
+            eval,
+        })
     }
 
     /// The `note_why` method.
     #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn note_why(&self, _req: WhyReq) -> Result<InjectionView> {
-        Err(ApiError::internal("the injection log is not built yet"))
+    pub(crate) async fn note_why(&self, req: WhyReq) -> Result<InjectionView> {
+        let turn = req.turn.trim();
+        if turn.is_empty() {
+            return Err(ApiError::bad_request(
+                "the turn is missing: give t_… or last",
+            ));
+        }
+        let inj = self.store().injection(turn).await?.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                if turn == "last" {
+                    "no turn note has been asked for yet".to_owned()
+                } else {
+                    format!("no turn {turn} in the injection log")
+                },
+            )
+        })?;
+        let labels = self.store().note_labels(&inj.turn).await?;
+        Ok(injection_view(inj, &labels))
     }
 
     /// The `note_feedback` method.
     #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn note_feedback(&self, _req: NoteFeedbackReq) -> Result<InjectionEntry> {
-        Err(ApiError::internal("the injection log is not built yet"))
+    pub(crate) async fn note_feedback(&self, req: NoteFeedbackReq) -> Result<InjectionEntry> {
+        let why = self.note_why(WhyReq { turn: req.turn }).await?;
+        self.store()
+            .set_note_label(&why.turn, req.id.trim(), req.label.as_deref())
+            .await?;
+        let after = self.note_why(WhyReq { turn: why.turn }).await?;
+        after
+            .entries
+            .into_iter()
+            .find(|e| e.id == req.id.trim())
+            .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no entry {}", req.id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_prompt_is_asked_with_the_previous_request() {
+        assert_eq!(
+            query_text("and the port?", Some("set up postgres")),
+            "and the port?\nset up postgres"
+        );
+        let long = "please refactor the billing module so that invoices are computed lazily";
+        assert_eq!(query_text(long, Some("x")), long);
+        assert_eq!(query_text("hi", None), "hi");
+    }
+
+    #[test]
+    fn percentiles_of_sorted_latencies() {
+        assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.5), Some(3.0));
+        assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.95), Some(100.0));
     }
 }

@@ -40,7 +40,8 @@ const MAX_ANSWER: usize = 1 << 20;
 
 /// The frameworks whose hooks can add context, with their event names as they spell them.
 const SUPPORTED: &str = "claude-code (SessionStart, UserPromptSubmit), codex (SessionStart, UserPromptSubmit), \
-gemini-cli (SessionStart, BeforeAgent), qwen-code (SessionStart, UserPromptSubmit), cursor (sessionStart, beforeSubmitPrompt)";
+gemini-cli (SessionStart, BeforeAgent), qwen-code (SessionStart, UserPromptSubmit), cursor (sessionStart, beforeSubmitPrompt), \
+opencode (session.created, chat.message; run by the plugin `cairn integrate opencode` writes)";
 
 /// A framework whose hooks Cairn answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +56,9 @@ pub enum Framework {
     QwenCode,
     /// Cursor (`hooks.json`, snake_case output).
     Cursor,
+    /// OpenCode, through the plugin `cairn integrate opencode` writes: it runs the hook with
+    /// the message as JSON on standard input and adds the plain text printed.
+    OpenCode,
 }
 
 /// When the hook fires.
@@ -87,6 +91,7 @@ impl Hook {
             "qwen-code" => (Framework::QwenCode, ["SessionStart", "UserPromptSubmit"]),
             "gemini-cli" => (Framework::GeminiCli, ["SessionStart", "BeforeAgent"]),
             "cursor" => (Framework::Cursor, ["sessionStart", "beforeSubmitPrompt"]),
+            "opencode" => (Framework::OpenCode, ["session.created", "chat.message"]),
             "copilot-cli" => {
                 return Err(
                     "copilot-cli ignores what its hooks print (sessionStart, userPromptSubmitted), \
@@ -94,7 +99,7 @@ impl Hook {
                         .into(),
                 );
             }
-            "opencode" | "crush" | "goose" => {
+            "crush" | "goose" => {
                 return Err(format!(
                     "{framework} has no shell hook that adds context; Cairn reaches it through MCP \
                      (`cairn integrate {framework}`). Hooks: {SUPPORTED}"
@@ -164,6 +169,8 @@ pub fn render(hook: Hook, context: Option<&str>) -> Option<String> {
             proceed: (hook.moment == Moment::Turn).then_some(true),
             additional_context: context,
         }),
+        // The plugin adds the text as it is.
+        Framework::OpenCode => Ok(context.to_owned()),
     };
     out.ok()
 }
@@ -286,18 +293,40 @@ pub fn turn_note(hook: Hook, input: &serde_json::Value, deadline: Instant) -> Op
     if !cairn_api::Service::METHODS.contains(&METHOD) {
         return None;
     }
-    let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
+    let req = turn_note_request(hook, input)?;
     let service = Loopback::find(deadline)?;
-    let note = service.call(
-        METHOD,
-        &serde_json::json!({
-            "framework": framework_id(hook.framework),
-            "project": project,
-            "session_id": input.get("session_id").or_else(|| input.get("conversation_id")),
-            "prompt": input.get("prompt"),
-        }),
-    )?;
+    let note = service.call(METHOD, &serde_json::to_value(req).ok()?)?;
     note.get("note")?.as_str().map(str::to_owned)
+}
+
+/// The first of `keys` in the hook input that holds a non-empty string.
+fn input_str(input: &serde_json::Value, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|key| input.get(key)?.as_str().filter(|s| !s.is_empty()))
+        .map(str::to_owned)
+}
+
+/// The `turn_note` request for a per-turn hook input; `None` when it holds no prompt.
+///
+/// Each framework names the fields its own way: the session is `session_id` (Cursor:
+/// `conversation_id`), the turn `turn_id` (Codex), `generation_id` (Cursor), `prompt_id`
+/// (newer Claude Code builds) or `message_id`.
+pub fn turn_note_request(
+    hook: Hook,
+    input: &serde_json::Value,
+) -> Option<cairn_core::api::TurnNoteReq> {
+    let prompt = input_str(input, &["prompt"])?;
+    Some(cairn_core::api::TurnNoteReq {
+        framework: framework_id(hook.framework).to_owned(),
+        project: hook_cwd(input).map(|d| cairn_text::project::identify(&d)),
+        session_id: input_str(input, &["session_id", "conversation_id"]),
+        turn_id: input_str(
+            input,
+            &["turn_id", "generation_id", "prompt_id", "message_id"],
+        ),
+        prompt,
+        ..Default::default()
+    })
 }
 
 /// The framework's id as capture and `cairn integrate` name it.
@@ -308,6 +337,7 @@ fn framework_id(f: Framework) -> &'static str {
         Framework::GeminiCli => "gemini-cli",
         Framework::QwenCode => "qwen-code",
         Framework::Cursor => "cursor",
+        Framework::OpenCode => "opencode",
     }
 }
 
@@ -517,6 +547,69 @@ mod tests {
     }
 
     #[test]
+    fn opencode_gets_the_plain_text() {
+        assert_eq!(
+            render(
+                hook("opencode", "chat.message"),
+                Some(&format!("\n{NOTE}\n"))
+            )
+            .unwrap(),
+            NOTE
+        );
+        assert_eq!(
+            render(hook("opencode", "session.created"), Some(NOTE)).unwrap(),
+            NOTE
+        );
+        assert_eq!(render(hook("opencode", "chat.message"), Some(" ")), None);
+    }
+
+    #[test]
+    fn the_turn_note_request_takes_each_frameworks_fields() {
+        let codex = serde_json::json!({
+            "session_id": "s1", "turn_id": "t1", "cwd": "/tmp", "prompt": "fix the build",
+            "hook_event_name": "UserPromptSubmit"
+        });
+        let req = turn_note_request(hook("codex", "UserPromptSubmit"), &codex).unwrap();
+        assert_eq!(req.framework, "codex");
+        assert_eq!(req.session_id.as_deref(), Some("s1"));
+        assert_eq!(req.turn_id.as_deref(), Some("t1"));
+        assert_eq!(req.prompt, "fix the build");
+        assert!(req.project.is_some());
+        assert!(!req.dry_run);
+
+        let cursor = serde_json::json!({
+            "conversation_id": "c1", "generation_id": "g1", "prompt": "hi",
+            "workspace_roots": ["/tmp"]
+        });
+        let req = turn_note_request(hook("cursor", "beforeSubmitPrompt"), &cursor).unwrap();
+        assert_eq!(
+            (req.session_id.as_deref(), req.turn_id.as_deref()),
+            (Some("c1"), Some("g1"))
+        );
+
+        // What the OpenCode plugin sends.
+        let opencode = serde_json::json!({
+            "session_id": "ses_1", "cwd": "/tmp", "turn_id": "msg_1", "prompt": "why?"
+        });
+        let req = turn_note_request(hook("opencode", "chat.message"), &opencode).unwrap();
+        assert_eq!(req.framework, "opencode");
+        assert_eq!(req.turn_id.as_deref(), Some("msg_1"));
+        // The plugin's JSON null for a missing message id is no turn id.
+        let no_id = serde_json::json!({"session_id": "s", "turn_id": null, "prompt": "p"});
+        let req = turn_note_request(hook("opencode", "chat.message"), &no_id).unwrap();
+        assert_eq!(req.turn_id, None);
+
+        // No prompt, no request (the service would refuse it).
+        let empty = serde_json::json!({"session_id": "s", "prompt": ""});
+        assert!(turn_note_request(hook("claude-code", "UserPromptSubmit"), &empty).is_none());
+        // Serialised, it is what the service's `turn_note` reads.
+        let req = turn_note_request(hook("codex", "UserPromptSubmit"), &codex).unwrap();
+        let json = serde_json::to_value(&req).unwrap();
+        let back: cairn_core::api::TurnNoteReq = serde_json::from_value(json).unwrap();
+        assert_eq!(back, req);
+    }
+
+    #[test]
     fn no_note_prints_nothing() {
         for (fw, ev) in [
             ("claude-code", "UserPromptSubmit"),
@@ -552,8 +645,15 @@ mod tests {
         assert!(e.contains("sessionStart"), "{e}");
         let e = Hook::parse("vim", "SessionStart").unwrap_err();
         assert!(e.contains("\"vim\""), "{e}");
+        let e = Hook::parse("goose", "SessionStart").unwrap_err();
+        assert!(e.contains("goose") && e.contains("MCP"), "{e}");
+        assert_eq!(
+            hook("opencode", "session.created").moment,
+            Moment::SessionStart
+        );
+        assert_eq!(hook("opencode", "chat.message").moment, Moment::Turn);
         let e = Hook::parse("opencode", "SessionStart").unwrap_err();
-        assert!(e.contains("opencode") && e.contains("MCP"), "{e}");
+        assert!(e.contains("chat.message"), "{e}");
     }
 
     #[test]

@@ -16,6 +16,8 @@ mod eval;
 mod eval_distill;
 mod hook;
 mod llm;
+mod note_eval;
+mod turn_cli;
 
 use anyhow::Context;
 use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartError, StartIntent};
@@ -145,9 +147,10 @@ enum Command {
         #[command(subcommand)]
         what: NotesCmd,
     },
-    /// Register Cairn's MCP server with an agent framework (or remove it, or list them).
+    /// Register Cairn's MCP server and hooks with an agent framework (or remove them, or
+    /// list them).
     #[command(
-        after_help = "Frameworks: claude-code, codex, gemini-cli, opencode, cursor, qwen-code, crush, copilot-cli, goose.\nEvery edited file is backed up first; --remove puts it back."
+        after_help = "Frameworks: claude-code, codex, gemini-cli, opencode, cursor, qwen-code, crush, copilot-cli, goose.\nHooks (the turn note, the note titles at session start) go in with the MCP server: claude-code, codex, gemini-cli, qwen-code, cursor (their hook files), opencode (a plugin file); codex asks you to trust them once (open codex, /hooks, Trust).\nEvery edited file is backed up first; --remove puts it back."
     )]
     Integrate {
         /// The framework.
@@ -180,6 +183,52 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// The turn note an agent's hook would get for a message: at most three earlier things
+    /// this turn needs, or nothing (logged, like a hook's, unless --dry-run).
+    TurnNote {
+        /// The user's message.
+        prompt: String,
+        /// The asking framework (as `cairn integrate --list` names it).
+        #[arg(long, default_value = "claude-code")]
+        framework: String,
+        /// The project identity the turn is in.
+        #[arg(long)]
+        project: Option<String>,
+        /// The asking session: its own records and items are left out.
+        #[arg(long)]
+        session: Option<String>,
+        /// Compute the note but log nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Why a turn's note said what it said: each candidate's probability and the ranker's
+    /// inputs. --not-useful / --useful mark a shown entry (a label for the next ranker
+    /// training); --undo removes the mark.
+    Why {
+        /// The turn (`t_…`), or `last`.
+        #[arg(default_value = "last")]
+        turn: String,
+        /// Mark this shown entry not useful (repeatable).
+        #[arg(long, value_name = "ID")]
+        not_useful: Vec<String>,
+        /// Mark this shown entry useful (repeatable).
+        #[arg(long, value_name = "ID")]
+        useful: Vec<String>,
+        /// Remove this entry's mark (repeatable).
+        #[arg(long, value_name = "ID")]
+        undo: Vec<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The turn note's ranker (LightGBM).
+    Ranker {
+        #[command(subcommand)]
+        what: RankerCmd,
     },
     /// List memory items, newest first.
     Items {
@@ -225,7 +274,7 @@ enum Command {
     /// agent adds to its context (at session start, the project's note titles). Fails open:
     /// prints nothing and exits 0 within 150 ms when Cairn is not running or memory is off.
     #[command(
-        after_help = "Hooks (framework event): claude-code SessionStart|UserPromptSubmit, codex SessionStart|UserPromptSubmit, gemini-cli SessionStart|BeforeAgent, qwen-code SessionStart|UserPromptSubmit, cursor sessionStart|beforeSubmitPrompt.\nAn unknown framework or event exits 2 with a message on standard error."
+        after_help = "Hooks (framework event): claude-code SessionStart|UserPromptSubmit, codex SessionStart|UserPromptSubmit, gemini-cli SessionStart|BeforeAgent, qwen-code SessionStart|UserPromptSubmit, cursor sessionStart|beforeSubmitPrompt, opencode session.created|chat.message (run by Cairn's OpenCode plugin).\nAn unknown framework or event exits 2 with a message on standard error."
     )]
     Hook {
         /// The framework, as `cairn integrate --list` names it.
@@ -257,7 +306,45 @@ enum IndexCmd {
 }
 
 #[derive(Debug, Subcommand)]
+enum RankerCmd {
+    /// Train the ranker on a labelled LoCoMo-format file (the owned set:
+    /// data/ranker/histories.json), each question asked of a real service holding its
+    /// conversation; print the cross-fitted figures. Writes the model to --out (default:
+    /// this machine's ranker, used by the service instead of the shipped one) and the
+    /// figures beside it.
+    Train {
+        /// The labelled file.
+        file: PathBuf,
+        /// Where to write the model.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Add the entries marked useful or not useful in this machine's injection log.
+        #[arg(long)]
+        labels: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum EvalCmd {
+    /// The turn note on a LoCoMo-format file: each question a turn against its own
+    /// conversation's memory (note rate, hit rate, precision of shown entries) and against
+    /// another conversation's (correct silence), with latency. The figures show in the app.
+    Note {
+        /// The LoCoMo-format file.
+        file: PathBuf,
+        /// The audit's corrections (JSON), for audit-corrected evidence.
+        #[arg(long)]
+        audit: Option<PathBuf>,
+        /// Only the first N conversations.
+        #[arg(long, value_name = "N")]
+        conversations: Option<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Retrieval recall on a LoCoMo-format file.
     Locomo {
         /// The LoCoMo JSON file.
@@ -487,7 +574,11 @@ fn current_project() -> Option<String> {
 }
 
 fn format_integrations(list: &cairn_core::api::IntegrationList) -> String {
-    let mut out = String::new();
+    let mut out = format!(
+        "{:<12} {:<58} {:<14} {}\n",
+        "FRAMEWORK", "MCP CONFIG", "HOOKS", "MCP"
+    );
+    let mut footnotes = Vec::new();
     for i in &list.integrations {
         let state = match (i.installed, i.current, i.detected) {
             (true, true, _) => "installed",
@@ -495,7 +586,30 @@ fn format_integrations(list: &cairn_core::api::IntegrationList) -> String {
             (false, _, true) => "not installed",
             (false, _, false) => "not installed (framework not found)",
         };
-        out.push_str(&format!("{:<12} {:<58} {}\n", i.framework, i.path, state));
+        let hooks = match i.hooks.as_deref() {
+            None => "-",
+            Some("not_installed") => "not installed",
+            Some(other) => other,
+        };
+        out.push_str(&format!(
+            "{:<12} {:<58} {:<14} {}\n",
+            i.framework, i.path, hooks, state
+        ));
+        if let Some(path) = &i.hooks_path {
+            footnotes.push(format!("{} hooks: {path}", i.framework));
+        }
+        if let Some(note) = &i.hooks_note {
+            footnotes.push(format!("{}: {note}", i.framework));
+        }
+        if i.installed
+            && let Some(manual) = &i.manual
+        {
+            footnotes.push(format!("{} (by hand): {manual}", i.framework));
+        }
+    }
+    if !footnotes.is_empty() {
+        out.push('\n');
+        out.push_str(&footnotes.join("\n"));
     }
     out.trim_end().to_owned()
 }
@@ -512,8 +626,28 @@ fn format_change(c: &cairn_core::api::IntegrationChange) -> String {
     if let Some(b) = &c.backup {
         out.push_str(&format!("\nBackup of the previous file: {b}"));
     }
+    if let (Some(action), Some(path)) = (&c.hooks, &c.hooks_path) {
+        let what = match action.as_str() {
+            "installed" => "Installed Cairn's hooks in",
+            "updated" => "Updated Cairn's hooks in",
+            "already_installed" => "Cairn's hooks already in",
+            "removed" => "Removed Cairn's hooks from",
+            _ => "No Cairn hooks in",
+        };
+        out.push_str(&format!("\n{what} {path}."));
+        if let Some(b) = c
+            .hooks_backup
+            .as_ref()
+            .filter(|b| c.backup.as_ref() != Some(*b))
+        {
+            out.push_str(&format!("\nBackup of the previous hook file: {b}"));
+        }
+    }
     for n in &c.notes {
         out.push_str(&format!("\nNote: {n}"));
+    }
+    if let Some(manual) = c.manual.as_ref().filter(|_| c.action != "removed") {
+        out.push_str(&format!("\nTo do by hand: {manual}"));
     }
     out
 }
@@ -650,6 +784,82 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )
             .await
             .map_err(Failure::from),
+            Command::Eval {
+                what:
+                    EvalCmd::Note {
+                        file,
+                        audit,
+                        conversations,
+                        json,
+                    },
+            } => note_eval::eval(
+                &paths,
+                &loaded.settings,
+                &file,
+                audit.as_deref(),
+                conversations,
+                json,
+            )
+            .await
+            .map(|_| ())
+            .map_err(Failure::from),
+            Command::Ranker {
+                what:
+                    RankerCmd::Train {
+                        file,
+                        out,
+                        labels,
+                        json,
+                    },
+            } => note_eval::train(&paths, &loaded.settings, &file, out, labels, json)
+                .await
+                .map(|_| ())
+                .map_err(Failure::from),
+            Command::TurnNote {
+                prompt,
+                framework,
+                project,
+                session,
+                dry_run,
+                json,
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::TurnNoteReq {
+                    framework,
+                    project,
+                    session_id: session,
+                    turn_id: None,
+                    prompt,
+                    context: Vec::new(),
+                    dry_run,
+                    at: None,
+                };
+                let res = turn_cli::turn_note(&backend, req, json).await;
+                backend.close().await;
+                res.map_err(Failure::from)
+            }
+            Command::Why {
+                turn,
+                not_useful,
+                useful,
+                undo,
+                json,
+            } => {
+                let marks: Vec<(String, Option<String>)> = not_useful
+                    .into_iter()
+                    .map(|id| (id, Some("not_useful".to_owned())))
+                    .chain(useful.into_iter().map(|id| (id, Some("useful".to_owned()))))
+                    .chain(undo.into_iter().map(|id| (id, None)))
+                    .collect();
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = turn_cli::why(&backend, turn, marks, json).await;
+                backend.close().await;
+                res.map_err(Failure::from)
+            }
             Command::Eval {
                 what:
                     EvalCmd::Distill {

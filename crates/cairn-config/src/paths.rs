@@ -95,6 +95,17 @@ impl Paths {
         self.data.join("model-calls")
     }
 
+    /// A ranker trained on this machine (`cairn ranker train --labels`); the service uses it
+    /// instead of the shipped one when it is there.
+    pub fn ranker_model(&self) -> PathBuf {
+        self.data.join("ranker").join("model.txt")
+    }
+
+    /// The latest `cairn eval note` figures, shown in the app.
+    pub fn note_eval(&self) -> PathBuf {
+        self.data.join("note-eval.json")
+    }
+
     /// The config file.
     pub fn config_file(&self) -> PathBuf {
         self.config.join("config.toml")

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod fuse;
+pub mod note;
 pub mod ranker;
 mod retriever;
 mod tuning;

@@ -695,6 +695,11 @@ fn serve(
             let names = b
                 .feature_name()
                 .map_err(lgbm("reading the feature names"))?;
+            let mut b = b;
+            // A prepared single-row predictor: much cheaper per call than a batch
+            // prediction, which sets up a predictor every time.
+            b.single_row_fast_init::<f64>(None)
+                .map_err(lgbm("preparing the predictor"))?;
             Ok((b, names))
         });
     let booster = match loaded {
@@ -711,11 +716,16 @@ fn serve(
             return;
         }
     };
-    let n = booster.num_features();
+    let n = booster.num_features() as usize;
     for job in inbox {
-        let p = booster
-            .predict(&job.rows, n, true)
-            .map_err(lgbm("predicting"));
+        let p = job
+            .rows
+            .chunks(n)
+            .map(|row| match booster.predict_single_row_fast(row) {
+                Ok(p) => p.first().copied().ok_or(Error::Stopped),
+                Err(e) => Err(lgbm("predicting")(e)),
+            })
+            .collect();
         // A caller that stopped waiting does not need the answer.
         drop(job.reply.send(p));
     }

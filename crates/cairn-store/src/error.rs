@@ -45,6 +45,12 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The caller asked for something that does not exist (a turn, an entry).
+    #[error("{0}")]
+    NotFound(String),
+    /// The caller's input was refused (an unknown label, …).
+    #[error("{0}")]
+    Invalid(String),
     /// A file-system operation on the store's files failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),

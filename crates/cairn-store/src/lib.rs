@@ -25,6 +25,7 @@
 mod distill;
 mod entity;
 mod error;
+mod injections;
 mod ledger;
 mod migrate;
 mod notes;
@@ -33,6 +34,7 @@ mod store;
 
 pub use distill::PendingSession;
 pub use error::{Error, Result};
+pub use injections::{Injection, InjectionCandidate, NoteLabel, NoteTotals, Uses};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};

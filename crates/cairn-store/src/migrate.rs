@@ -21,6 +21,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (6, "distill", include_str!("../migrations/0006_distill.sql")),
     (7, "sleep", include_str!("../migrations/0007_sleep.sql")),
+    (
+        8,
+        "injections",
+        include_str!("../migrations/0008_injections.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -33,6 +33,9 @@ const CLEAR_TABLES: &[&str] = &[
     "distilled",
     "item_scores",
     "profiles",
+    "injections",
+    "injection_shown",
+    "note_labels",
 ];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
 

@@ -19,4 +19,21 @@ backup: string | null,
 /**
  * Anything worth knowing (a symlinked config edited at its target, …).
  */
-notes: Array<string>, };
+notes: Array<string>, 
+/**
+ * What was done to Cairn's hooks (same words as `action`); absent when the framework
+ * takes no hook.
+ */
+hooks?: string, 
+/**
+ * The hook file (or OpenCode plugin file) edited.
+ */
+hooks_path?: string, 
+/**
+ * The backup of the hook file made before editing it.
+ */
+hooks_backup?: string, 
+/**
+ * What the user must still do by hand (Codex: open `codex` once and trust the hooks).
+ */
+manual?: string, };

@@ -30,4 +30,22 @@ current: boolean,
  * The copies of the config file Cairn made before changing it, newest first (only the
  * newest few are kept; each is readable by the owner only).
  */
-backups: Array<IntegrationBackup>, };
+backups: Array<IntegrationBackup>, 
+/**
+ * Cairn's hooks there (the turn note, the note titles at session start): `installed`,
+ * `outdated` (all there, some run another Cairn binary), `partial`, `not_installed`;
+ * absent when the framework takes no hook (see `hooks_note`).
+ */
+hooks?: string, 
+/**
+ * The hook file (or OpenCode plugin file) Cairn edits.
+ */
+hooks_path?: string, 
+/**
+ * Why the framework takes no hook, or why its hook file cannot be read.
+ */
+hooks_note?: string, 
+/**
+ * What the user must do by hand once Cairn is installed (Codex: trust the hooks).
+ */
+manual?: string, };

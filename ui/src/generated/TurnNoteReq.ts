@@ -28,4 +28,9 @@ context: Array<string>,
 /**
  * Compute and answer, but log nothing (the eval and the bench).
  */
-dry_run: boolean, };
+dry_run: boolean, 
+/**
+ * When the turn happens (RFC 3339), to replay history: what was remembered after it
+ * is left out and ages count from it. Default: now.
+ */
+at: string | null, };

@@ -28,6 +28,10 @@ pub struct TurnNoteReq {
     /// Compute and answer, but log nothing (the eval and the bench).
     #[serde(default)]
     pub dry_run: bool,
+    /// When the turn happens (RFC 3339), to replay history: what was remembered after it
+    /// is left out and ages count from it. Default: now.
+    #[serde(default)]
+    pub at: Option<String>,
 }
 
 /// One entry of a note: an earlier record, item or note.

@@ -1,0 +1,668 @@
+//! `cairn eval note` and `cairn ranker train`: the turn note measured, and its ranker
+//! trained, through the product's own path.
+//!
+//! Each conversation of a LoCoMo-format file becomes the memory of a real service in a
+//! temporary home (the real store, keyword index and embedded vector index, the models the
+//! settings name), its turns made into records the way capture makes them. Then each
+//! question is an agent turn asking that service for its note (`turn_note`, logged
+//! nowhere):
+//!
+//! - **own** questions against their own conversation: the note should hold an evidence
+//!   turn (hit), and its entries should be evidence (precision); a question that needs
+//!   nothing earlier (category 6 in the owned set) should get no note;
+//! - **foreign** questions — each conversation's questions asked against the next
+//!   conversation's memory, in that memory's project — should get no note at all.
+//!
+//! The owned set (`data/ranker/histories.json`) adds to LoCoMo's shape a project and a
+//! framework per session; its user turn and the agent's answers after it are one record
+//! (one request), as capture makes them.
+//!
+//! Training labels every candidate of every question: needed when it is an evidence turn or
+//! an item citing one. Foreign questions add groups where nothing is needed.
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use cairn_api::turn_api::Candidate;
+use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
+use cairn_config::{Paths, Settings};
+use cairn_core::api::{NoteEvalFigures, TurnNoteReq};
+use cairn_core::{NewRecord, Outcome, RecordId};
+use cairn_recall::note::Kind;
+use serde::Serialize;
+
+use crate::eval::evidence_ids;
+
+/// LoCoMo categories whose questions have evidence turns (5, adversarial, has none).
+const NEEDED_CATEGORIES: [u64; 4] = [1, 2, 3, 4];
+/// The owned set's category for a request that needs nothing earlier.
+const NOT_NEEDED: u64 = 6;
+
+/// One question of a conversation.
+#[derive(Debug, Clone)]
+struct Question {
+    text: String,
+    /// Evidence dialog ids (none: nothing earlier is needed).
+    evidence: Vec<String>,
+    project: Option<String>,
+    framework: Option<String>,
+    /// When it is asked (none: the day after the conversation's last session).
+    at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// One conversation of the file.
+struct Sample {
+    id: String,
+    conversation: serde_json::Value,
+    questions: Vec<Question>,
+}
+
+/// Reads a LoCoMo-format file (and the audit's corrections, when given).
+fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
+    let data: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?,
+    )
+    .with_context(|| format!("{} is not JSON", file.display()))?;
+    let Some(convs) = data.as_array() else {
+        bail!(
+            "{} is not a LoCoMo-format file: expected a list of conversations",
+            file.display()
+        )
+    };
+    let mut corrections: HashMap<(String, usize), Vec<String>> = HashMap::new();
+    if let Some(a) = audit {
+        let v: serde_json::Value = serde_json::from_str(
+            &fs_err::read_to_string(a).with_context(|| format!("cannot read {}", a.display()))?,
+        )
+        .with_context(|| format!("{} is not JSON", a.display()))?;
+        for c in v.as_array().into_iter().flatten() {
+            if let (Some(id), Some(i)) = (c["sample_id"].as_str(), c["qa_index"].as_u64()) {
+                corrections.insert(
+                    (id.to_owned(), i as usize),
+                    evidence_ids(&c["correct_evidence"]),
+                );
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (n, c) in convs.iter().enumerate() {
+        let id = c["sample_id"]
+            .as_str()
+            .map_or_else(|| format!("conversation-{}", n + 1), str::to_owned);
+        if !c["conversation"].is_object() {
+            bail!(
+                "{}: conversation {id} has no \"conversation\" object",
+                file.display()
+            );
+        }
+        let mut questions = Vec::new();
+        for (i, q) in c["qa"].as_array().into_iter().flatten().enumerate() {
+            let Some(text) = q["question"].as_str().filter(|t| !t.trim().is_empty()) else {
+                continue;
+            };
+            let category = q["category"].as_u64().unwrap_or(0);
+            let evidence = corrections
+                .get(&(id.clone(), i))
+                .cloned()
+                .unwrap_or_else(|| evidence_ids(&q["evidence"]));
+            let keep = if category == NOT_NEEDED {
+                true
+            } else {
+                NEEDED_CATEGORIES.contains(&category) && !evidence.is_empty()
+            };
+            if !keep {
+                continue;
+            }
+            questions.push(Question {
+                text: text.to_owned(),
+                evidence: if category == NOT_NEEDED {
+                    Vec::new()
+                } else {
+                    evidence
+                },
+                project: q["project"].as_str().map(str::to_owned),
+                framework: q["framework"].as_str().map(str::to_owned),
+                at: q["date_time"].as_str().and_then(session_time),
+            });
+        }
+        out.push(Sample {
+            id,
+            conversation: c["conversation"].clone(),
+            questions,
+        });
+    }
+    if out.is_empty() {
+        bail!("{} holds no conversation", file.display());
+    }
+    Ok(out)
+}
+
+/// `1:56 pm on 8 May, 2023` → a UTC time.
+fn session_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let s = s.trim().to_uppercase();
+    chrono::NaiveDateTime::parse_from_str(&s, "%I:%M %p ON %d %B, %Y")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
+/// A conversation's memory: the service over its records, and which record holds each
+/// dialog id.
+struct Memory {
+    service: Service,
+    record_of: HashMap<String, String>,
+    project: String,
+    framework: String,
+    /// The day after the last session: when a question without a time is asked.
+    now: chrono::DateTime<chrono::Utc>,
+    /// Dropped last: the service's files live in it.
+    _home: tempfile::TempDir,
+}
+
+/// The records of a conversation, the way capture makes them: the speaker as the author,
+/// the session's date as the time. With a framework per session (the owned set), a user
+/// turn and the answers after it are one request; otherwise every turn is a record.
+fn records(
+    sample: &Sample,
+) -> (
+    Vec<(NewRecord, Vec<cairn_core::Chunk>)>,
+    HashMap<String, String>,
+) {
+    let c = &sample.conversation;
+    let mut batch: Vec<(NewRecord, Vec<cairn_core::Chunk>)> = Vec::new();
+    let mut record_of = HashMap::new();
+    for n in 1.. {
+        let Some(turns) = c[format!("session_{n}")].as_array() else {
+            break;
+        };
+        let when = c[format!("session_{n}_date_time")]
+            .as_str()
+            .and_then(session_time)
+            .unwrap_or_default();
+        let framework = c[format!("session_{n}_framework")].as_str();
+        let project = c[format!("session_{n}_project")]
+            .as_str()
+            .unwrap_or(&sample.id)
+            .to_owned();
+        let user = c["speaker_a"].as_str().unwrap_or("user");
+        let session_id = format!("{}:session_{n}", sample.id);
+        for (i, t) in turns.iter().enumerate() {
+            let Some(dia) = t["dia_id"].as_str() else {
+                continue;
+            };
+            let mut text = t["text"].as_str().unwrap_or("").to_owned();
+            if let Some(cap) = t["blip_caption"].as_str() {
+                text.push_str(&format!(" [shares a photo: {cap}]"));
+            }
+            let speaker = t["speaker"].as_str().map(str::to_owned);
+            // An agent's answer joins the request before it (the owned set).
+            if framework.is_some()
+                && speaker.as_deref() != Some(user)
+                && let Some((last, _)) = batch.last_mut()
+                && last.session_id == session_id
+            {
+                last.text.push_str("\n\n");
+                last.text.push_str(&text);
+                record_of.insert(dia.to_owned(), last.id.as_str().to_owned());
+                continue;
+            }
+            let id = RecordId::derive(framework.unwrap_or("locomo"), &sample.id, dia);
+            record_of.insert(dia.to_owned(), id.as_str().to_owned());
+            batch.push((
+                NewRecord {
+                    id,
+                    framework: framework.unwrap_or("locomo").to_owned(),
+                    session_id: session_id.clone(),
+                    project: Some(project.clone()),
+                    cwd: None,
+                    model: None,
+                    outcome: Outcome::Success,
+                    started_at: when + chrono::Duration::seconds(i as i64),
+                    ended_at: None,
+                    request: text.clone(),
+                    author: speaker,
+                    text,
+                    content: serde_json::json!({}),
+                    source: None,
+                },
+                Vec::new(),
+            ));
+        }
+    }
+    (batch, record_of)
+}
+
+/// A service in a temporary home holding one conversation, indexed as the service indexes.
+async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory> {
+    let home = tempfile::tempdir().context("cannot make a temporary home")?;
+    let paths = Paths::under(home.path());
+    paths
+        .create_all()
+        .context("cannot create the temporary home's folders")?;
+    let service = Service::load(&ServiceOptions {
+        paths: paths.clone(),
+        settings: settings.clone(),
+        config_file: paths.config_file(),
+        host: ServiceHost::Direct,
+        serve_http: false,
+        ui_dir: None,
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("cannot start a service for {}: {e}", sample.id))?;
+    let (batch, record_of) = records(sample);
+    let now = batch
+        .iter()
+        .map(|(r, _)| r.started_at)
+        .max()
+        .unwrap_or_default()
+        + chrono::Duration::days(1);
+    let project = batch
+        .first()
+        .and_then(|(r, _)| r.project.clone())
+        .unwrap_or_else(|| sample.id.clone());
+    let framework = batch
+        .first()
+        .map_or_else(|| "locomo".to_owned(), |(r, _)| r.framework.clone());
+    service.store().append_records(&batch).await?;
+    service
+        .sync_index()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", sample.id))?;
+    service
+        .sync_dense()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot embed {}: {e}", sample.id))?;
+    Ok(Memory {
+        _home: home,
+        service,
+        record_of,
+        project,
+        framework,
+        now,
+    })
+}
+
+/// Asks one question of a memory: the note and every candidate.
+async fn ask(
+    mem: &Memory,
+    q: &Question,
+    foreign: bool,
+) -> anyhow::Result<(cairn_core::api::TurnNote, Vec<Candidate>)> {
+    let req = TurnNoteReq {
+        framework: if foreign {
+            mem.framework.clone()
+        } else {
+            q.framework.clone().unwrap_or_else(|| mem.framework.clone())
+        },
+        project: Some(if foreign {
+            mem.project.clone()
+        } else {
+            q.project.clone().unwrap_or_else(|| mem.project.clone())
+        }),
+        session_id: None,
+        turn_id: None,
+        prompt: q.text.clone(),
+        context: Vec::new(),
+        dry_run: true,
+        at: Some(
+            (if foreign { None } else { q.at })
+                .unwrap_or(mem.now)
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+    };
+    mem.service
+        .turn_note_whole(req)
+        .await
+        .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))
+}
+
+/// Whether a candidate is evidence for a question.
+fn is_evidence(c: &Candidate, evidence: &HashSet<String>) -> bool {
+    match c.meta.kind {
+        Kind::Record => evidence.contains(&c.meta.id),
+        Kind::Item => c.sources.iter().any(|s| evidence.contains(s)),
+        Kind::Note => false,
+    }
+}
+
+fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {what} {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Every question, own and foreign, asked of each memory in turn; `visit` sees each answer
+/// with the evidence records (empty: nothing is needed).
+async fn each_answer(
+    samples: &[Sample],
+    settings: &Settings,
+    mut visit: impl FnMut(&str, bool, &HashSet<String>, &cairn_core::api::TurnNote, &[Candidate]),
+) -> anyhow::Result<()> {
+    let total: usize = samples.iter().map(|s| s.questions.len()).sum::<usize>()
+        + if samples.len() > 1 {
+            samples
+                .iter()
+                .map(|s| {
+                    s.questions
+                        .iter()
+                        .filter(|q| !q.evidence.is_empty())
+                        .count()
+                })
+                .sum()
+        } else {
+            0
+        };
+    let bar = progress(total as u64, "questions");
+    for (i, sample) in samples.iter().enumerate() {
+        bar.set_message(format!("({}: indexing)", sample.id));
+        let mem = remember(sample, settings).await?;
+        bar.set_message(format!("({})", sample.id));
+        for (qi, q) in sample.questions.iter().enumerate() {
+            let evidence: HashSet<String> = q
+                .evidence
+                .iter()
+                .filter_map(|d| mem.record_of.get(d).cloned())
+                .collect();
+            if !q.evidence.is_empty() && evidence.is_empty() {
+                bar.inc(1);
+                continue;
+            }
+            let (note, cands) = ask(&mem, q, false).await?;
+            visit(
+                &format!("{}:{qi}", sample.id),
+                false,
+                &evidence,
+                &note,
+                &cands,
+            );
+            bar.inc(1);
+        }
+        // The previous conversation's questions, asked of this one's memory.
+        if samples.len() > 1 {
+            let other = &samples[(i + samples.len() - 1) % samples.len()];
+            for (qi, q) in other.questions.iter().enumerate() {
+                if q.evidence.is_empty() {
+                    continue;
+                }
+                let (note, cands) = ask(&mem, q, true).await?;
+                visit(
+                    &format!("{}:{qi}:in:{}", other.id, sample.id),
+                    true,
+                    &HashSet::new(),
+                    &note,
+                    &cands,
+                );
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// What `cairn eval note` measured.
+#[derive(Debug, Default, Serialize)]
+pub struct NoteEval {
+    /// Own questions that got a note (share).
+    pub note_rate: f64,
+    /// Own questions needing an earlier turn whose note holds one (share).
+    pub hit_rate: f64,
+    /// Shown entries that are evidence (share).
+    pub precision: f64,
+    /// Foreign questions answered with no note (share).
+    pub foreign_silence: f64,
+    /// Own questions asked.
+    pub n: u64,
+    /// Own questions that need an earlier turn.
+    pub needed: u64,
+    /// Own questions that need nothing (the owned set), and the share of them left silent.
+    pub not_needed: u64,
+    /// Share of the not-needed own questions with no note.
+    pub silence_when_not_needed: Option<f64>,
+    /// Foreign questions asked.
+    pub foreign: u64,
+    /// Entries shown, and per shown note.
+    pub entries_shown: u64,
+    /// Questions needing an earlier turn whose candidates (top 60) hold one: what the ranker
+    /// could have shown.
+    pub candidates_hold_evidence: f64,
+    /// Median service milliseconds per note.
+    pub p50_ms: f64,
+    /// 95th percentile.
+    pub p95_ms: f64,
+}
+
+fn pct(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    f64::from(sorted[((sorted.len() - 1) as f64 * p).round() as usize])
+}
+
+fn share(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// Runs `cairn eval note`.
+pub async fn eval(
+    paths: &Paths,
+    settings: &Settings,
+    file: &Path,
+    audit: Option<&Path>,
+    conversations: Option<usize>,
+    json: bool,
+) -> anyhow::Result<NoteEval> {
+    let mut all = samples(file, audit)?;
+    if let Some(n) = conversations {
+        all.truncate(n.max(1));
+    }
+    let mut e = NoteEval::default();
+    let (mut noted, mut hits, mut good, mut in_cands) = (0u64, 0u64, 0u64, 0u64);
+    let (mut foreign_silent, mut nn_silent) = (0u64, 0u64);
+    let mut lat: Vec<u32> = Vec::new();
+    each_answer(&all, settings, |_, foreign, evidence, note, cands| {
+        lat.push(note.latency_ms);
+        let shown: Vec<&Candidate> = cands.iter().filter(|c| c.shown).collect();
+        if foreign {
+            e.foreign += 1;
+            foreign_silent += u64::from(shown.is_empty());
+            return;
+        }
+        e.n += 1;
+        noted += u64::from(!shown.is_empty());
+        e.entries_shown += shown.len() as u64;
+        good += shown.iter().filter(|c| is_evidence(c, evidence)).count() as u64;
+        if evidence.is_empty() {
+            e.not_needed += 1;
+            nn_silent += u64::from(shown.is_empty());
+        } else {
+            e.needed += 1;
+            hits += u64::from(shown.iter().any(|c| is_evidence(c, evidence)));
+            in_cands += u64::from(cands.iter().any(|c| is_evidence(c, evidence)));
+        }
+    })
+    .await?;
+    lat.sort_unstable();
+    e.note_rate = share(noted, e.n);
+    e.hit_rate = share(hits, e.needed);
+    e.precision = if e.entries_shown == 0 {
+        1.0
+    } else {
+        share(good, e.entries_shown)
+    };
+    e.foreign_silence = share(foreign_silent, e.foreign);
+    e.silence_when_not_needed = (e.not_needed > 0).then(|| share(nn_silent, e.not_needed));
+    e.candidates_hold_evidence = share(in_cands, e.needed);
+    e.p50_ms = pct(&lat, 0.5);
+    e.p95_ms = pct(&lat, 0.95);
+    // The app shows the latest figures (Activity → Notes).
+    let figures = NoteEvalFigures {
+        at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        file: file.display().to_string(),
+        note_rate: e.note_rate,
+        hit_rate: e.hit_rate,
+        precision: e.precision,
+        foreign_silence: e.foreign_silence,
+        n: e.n,
+        p50_ms: e.p50_ms,
+        p95_ms: e.p95_ms,
+    };
+    if let Some(dir) = paths.note_eval().parent() {
+        fs_err::create_dir_all(dir)?;
+    }
+    fs_err::write(paths.note_eval(), serde_json::to_string_pretty(&figures)?)?;
+    if json {
+        println!("{}", serde_json::to_string(&e)?);
+    } else {
+        println!(
+            "Turn note on {} ({} own questions, {} foreign)",
+            file.display(),
+            e.n,
+            e.foreign
+        );
+        println!("  note rate            {:.3}", e.note_rate);
+        println!(
+            "  hit rate             {:.3}  (candidates hold evidence: {:.3})",
+            e.hit_rate, e.candidates_hold_evidence
+        );
+        println!(
+            "  precision of entries {:.3}  ({} entries shown)",
+            e.precision, e.entries_shown
+        );
+        println!("  foreign silence      {:.3}", e.foreign_silence);
+        if let Some(s) = e.silence_when_not_needed {
+            println!(
+                "  silence, not needed  {s:.3}  ({} questions)",
+                e.not_needed
+            );
+        }
+        println!(
+            "  latency              p50 {:.0} ms, p95 {:.0} ms",
+            e.p50_ms, e.p95_ms
+        );
+    }
+    Ok(e)
+}
+
+/// What `cairn ranker train` wrote.
+#[derive(Debug, Serialize)]
+pub struct Trained {
+    /// The model file.
+    pub model: PathBuf,
+    /// Labelled candidates from the file.
+    pub examples: usize,
+    /// Labelled entries from this machine's injection log.
+    pub labels: usize,
+    /// The cross-fitted figures.
+    pub cross_fit: cairn_recall::ranker::CrossFit,
+}
+
+/// Runs `cairn ranker train`: labels every candidate of every question of `file` (and, with
+/// `labels`, the entries people marked in this machine's injection log), cross-fits and
+/// fits the LightGBM ranker, and writes its model text to `out` with the figures beside it
+/// (`<out>.json`).
+pub async fn train(
+    paths: &Paths,
+    settings: &Settings,
+    file: &Path,
+    out: Option<PathBuf>,
+    labels: bool,
+    json: bool,
+) -> anyhow::Result<Trained> {
+    use cairn_recall::ranker::{Example, TrainOptions};
+    let all = samples(file, None)?;
+    let mut examples: Vec<Example> = Vec::new();
+    each_answer(&all, settings, |group, _, evidence, _, cands| {
+        for c in cands {
+            examples.push(Example {
+                group: group.to_owned(),
+                features: c.features.clone(),
+                label: is_evidence(c, evidence),
+            });
+        }
+    })
+    .await?;
+    let from_file = examples.len();
+    let mut from_log = 0;
+    if labels {
+        let store = cairn_store::Store::open(&paths.database())
+            .await
+            .with_context(|| format!("cannot open the store at {}", paths.database().display()))?;
+        for l in store.all_note_labels().await? {
+            let Some(inj) = store.injection(&l.turn).await? else {
+                continue;
+            };
+            if inj
+                .feature_names
+                .iter()
+                .map(String::as_str)
+                .ne(cairn_recall::note::FEATURES)
+            {
+                continue;
+            }
+            if let Some(e) = inj.entries.iter().find(|e| e.id == l.entry_id) {
+                examples.push(Example {
+                    group: format!("log:{}", l.turn),
+                    features: e
+                        .features
+                        .iter()
+                        .map(|v| v.map_or(f64::NAN, f64::from))
+                        .collect(),
+                    label: l.label == "useful",
+                });
+                from_log += 1;
+            }
+        }
+    }
+    let opts = TrainOptions::default();
+    let (model, cross_fit) = tokio::task::spawn_blocking(move || {
+        cairn_recall::ranker::train(&examples, &cairn_recall::note::FEATURES, &opts)
+    })
+    .await?
+    .map_err(|e| anyhow::anyhow!("training failed: {e}"))?;
+    let out = out.unwrap_or_else(|| paths.ranker_model());
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs_err::create_dir_all(dir)?;
+    }
+    fs_err::write(&out, &model)?;
+    let trained = Trained {
+        model: out.clone(),
+        examples: from_file,
+        labels: from_log,
+        cross_fit,
+    };
+    let figures = out.with_extension("json");
+    fs_err::write(&figures, serde_json::to_string_pretty(&trained)?)?;
+    if json {
+        println!("{}", serde_json::to_string(&trained)?);
+    } else {
+        let c = &trained.cross_fit;
+        println!(
+            "Ranker written to {} ({} candidates from {}, {} labels from the injection log)",
+            out.display(),
+            from_file,
+            file.display(),
+            from_log
+        );
+        println!(
+            "Cross-fitted ({} folds by request, {} requests, {} needed candidates): AUC {:.3}, log loss {:.3}",
+            c.folds, c.groups, c.positives, c.auc, c.logloss
+        );
+        for b in &c.at_bars {
+            println!(
+                "  p >= {:.1}: precision {:.3}, recall {:.3}, requests with a note {:.3}",
+                b.bar, b.precision, b.recall, b.shown_groups
+            );
+        }
+        println!(
+            "  top candidate needed (requests needing one) {:.3}; silent (requests needing none) {:.3}",
+            c.top1_when_needed, c.silence_when_not_needed
+        );
+        println!("Figures written to {}", figures.display());
+    }
+    Ok(trained)
+}

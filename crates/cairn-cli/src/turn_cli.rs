@@ -1,0 +1,141 @@
+//! `cairn turn-note` and `cairn why`: the turn note as an agent's hook gets it, and why a
+//! logged turn's note said what it said (with the "not useful" mark).
+use cairn_api::{ApiError, Backend};
+use cairn_core::api::{InjectionView, NoteFeedbackReq, TurnNote, TurnNoteReq, WhyReq};
+
+/// Prints a turn note.
+pub fn print_note(n: &TurnNote) {
+    match &n.note {
+        Some(text) => println!("{text}"),
+        None => println!(
+            "No note ({}).",
+            n.silent_because
+                .as_deref()
+                .unwrap_or("nothing above the bar")
+        ),
+    }
+    let turn = if n.turn.is_empty() {
+        "not logged".to_owned()
+    } else {
+        format!("turn {}", n.turn)
+    };
+    let judges = if n.judged_by.is_empty() {
+        "no judge".to_owned()
+    } else {
+        n.judged_by.join(", ")
+    };
+    println!("({turn}; bar {}; {judges}; {} ms)", n.bar, n.latency_ms);
+}
+
+/// Prints why a turn's note said what it said.
+pub fn print_why(v: &InjectionView) {
+    println!(
+        "Turn {} at {} ({}{}{})",
+        v.turn,
+        v.at,
+        v.framework,
+        v.project
+            .as_deref()
+            .map(|p| format!(", project {p}"))
+            .unwrap_or_default(),
+        v.session_id
+            .as_deref()
+            .map(|s| format!(", session {s}"))
+            .unwrap_or_default()
+    );
+    println!("Message: {}", v.prompt);
+    let judges = if v.judged_by.is_empty() {
+        "no judge answered".to_owned()
+    } else {
+        format!("judged by {}", v.judged_by.join(", "))
+    };
+    match (&v.silent_because, v.shown) {
+        (_, true) => println!(
+            "A note was shown (bar {}, {judges}, {} ms).",
+            v.bar, v.latency_ms
+        ),
+        (Some(why), false) => println!("No note: {why} ({judges}, {} ms).", v.latency_ms),
+        (None, false) => println!("No note ({judges}, {} ms).", v.latency_ms),
+    }
+    println!();
+    for e in &v.entries {
+        let mark = if e.shown { "shown" } else { "     " };
+        let label = e
+            .label
+            .as_deref()
+            .map(|l| format!(" [{}]", l.replace('_', " ")))
+            .unwrap_or_default();
+        let kind = e.item_kind.as_deref().unwrap_or(e.kind.as_str());
+        println!(
+            "{mark} p={:.2}  {}  {kind}: {}{label}",
+            e.probability, e.id, e.title
+        );
+        let inputs: Vec<String> = e
+            .features
+            .iter()
+            .filter_map(|f| f.value.map(|v| format!("{}={}", f.name, trim(v))))
+            .collect();
+        println!("        {}", inputs.join(" "));
+    }
+}
+
+fn trim(v: f32) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e7 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `cairn turn-note`.
+pub async fn turn_note(backend: &Backend, req: TurnNoteReq, json: bool) -> Result<(), ApiError> {
+    let note: TurnNote = backend.call_typed("turn_note", &req).await?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&note).map_err(|e| ApiError::internal(e.to_string()))?
+        );
+    } else {
+        print_note(&note);
+    }
+    Ok(())
+}
+
+/// `cairn why`: marks first (not useful, useful, undo), then why.
+pub async fn why(
+    backend: &Backend,
+    turn: String,
+    marks: Vec<(String, Option<String>)>,
+    json: bool,
+) -> Result<(), ApiError> {
+    let mut turn = turn;
+    if turn == "last" && !marks.is_empty() {
+        // Marks and the view must name the same turn even if a new one is logged meanwhile.
+        let v: InjectionView = backend
+            .call_typed("note_why", &WhyReq { turn: turn.clone() })
+            .await?;
+        turn = v.turn;
+    }
+    for (id, label) in marks {
+        let _: cairn_core::api::InjectionEntry = backend
+            .call_typed(
+                "note_feedback",
+                &NoteFeedbackReq {
+                    turn: turn.clone(),
+                    id,
+                    label,
+                },
+            )
+            .await?;
+    }
+    let v: InjectionView = backend.call_typed("note_why", &WhyReq { turn }).await?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| ApiError::internal(e.to_string()))?
+        );
+    } else {
+        print_why(&v);
+    }
+    Ok(())
+}
