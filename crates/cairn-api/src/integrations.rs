@@ -1,4 +1,4 @@
-//! Registering `cairn mcp` with each agent framework (Settings → Integrations, `cairn
+//! Registering `cairn mcp` and Cairn's hooks with each agent framework (Settings → Integrations, `cairn
 //! integrate`). The edits themselves are `cairn-integrate`'s; this picks the binary to
 //! register and where backups go (`<data>/backups/integrations/`, owner-only, the newest
 //! few per file, listed with each integration).
@@ -9,7 +9,7 @@ use cairn_core::api::{
     Empty, IntegrationBackup, IntegrationChange, IntegrationList, IntegrationSetReq,
     IntegrationView,
 };
-use cairn_integrate::{Env, Integrations};
+use cairn_integrate::{Env, HooksState, Integrations};
 
 use crate::{ApiError, Result, Service};
 
@@ -65,6 +65,23 @@ impl Service {
             integrations: list
                 .into_iter()
                 .map(|s| IntegrationView {
+                    hooks: s.hooks.as_ref().ok().map(|h| {
+                        match (h.state, h.current) {
+                            (HooksState::Installed, false) => "outdated",
+                            (state, _) => state.as_str(),
+                        }
+                        .to_owned()
+                    }),
+                    hooks_path: s
+                        .hooks
+                        .as_ref()
+                        .ok()
+                        .map(|h| h.path.to_string_lossy().into_owned()),
+                    hooks_note: match &s.hooks {
+                        Ok(h) => h.problem.clone(),
+                        Err(why) => Some((*why).to_owned()),
+                    },
+                    manual: (!s.manual.is_empty()).then(|| s.manual.join(" ")),
                     framework: s.framework.to_string(),
                     path: s.path.to_string_lossy().into_owned(),
                     detected: s.detected,
@@ -102,13 +119,29 @@ impl Service {
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
         .map_err(integrate_err)?;
-        tracing::info!(framework = %change.framework, action = ?change.action, "integration changed");
+        tracing::info!(
+            framework = %change.framework,
+            action = ?change.action,
+            hooks = ?change.hooks.as_ref().map(|h| h.action),
+            "integration changed"
+        );
         Ok(IntegrationChange {
             framework: change.framework.to_string(),
             path: change.path.to_string_lossy().into_owned(),
             action: change.action.as_str().to_owned(),
             backup: change.backup.map(|b| b.to_string_lossy().into_owned()),
             notes: change.notes,
+            hooks: change.hooks.as_ref().map(|h| h.action.as_str().to_owned()),
+            hooks_path: change
+                .hooks
+                .as_ref()
+                .map(|h| h.path.to_string_lossy().into_owned()),
+            hooks_backup: change
+                .hooks
+                .as_ref()
+                .and_then(|h| h.backup.as_ref())
+                .map(|b| b.to_string_lossy().into_owned()),
+            manual: (!change.manual.is_empty()).then(|| change.manual.join(" ")),
         })
     }
 }

@@ -70,6 +70,22 @@ fn assert_silent(out: &Output, took: Duration, what: &str) {
     assert!(took < SANITY, "{what}: took {took:?}");
 }
 
+/// `cmd` with none of the variables that point agents' config elsewhere than `HOME`, so
+/// `cairn integrate` only ever edits the fake home.
+fn without_agent_homes(mut cmd: Command) -> Command {
+    for var in [
+        "XDG_CONFIG_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "COPILOT_HOME",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 struct Daemon {
     child: Child,
     url: String,
@@ -78,7 +94,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(home: &Path, fake_home: &Path) -> Self {
-        let mut child = cairn(home)
+        let mut child = without_agent_homes(cairn(home))
             .env("HOME", fake_home)
             .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
             .arg("daemon")
@@ -165,6 +181,8 @@ fn with_the_service_down_every_hook_prints_nothing_fast() {
         ("gemini-cli", "BeforeAgent"),
         ("cursor", "sessionStart"),
         ("qwen-code", "UserPromptSubmit"),
+        ("opencode", "session.created"),
+        ("opencode", "chat.message"),
     ] {
         let (out, took) = hook(home.path(), fw, ev, SESSION_START.as_bytes());
         assert_silent(&out, took, &format!("{fw} {ev}"));
@@ -459,4 +477,251 @@ fn session_start_prints_the_projects_note_titles_in_each_frameworks_shape() {
         })
         .unwrap();
     assert!(out.stdout.is_empty() && out.status.success(), "{out:?}");
+}
+
+/// `cairn integrate <args>` for a user whose home is `user`; its standard output.
+fn integrate(home: &Path, user: &Path, args: &[&str]) -> String {
+    let out = without_agent_homes(cairn(home))
+        .env("HOME", user)
+        .arg("integrate")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "integrate {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The command of Cairn's handler for `event` in a Claude-style hook file.
+fn cairn_command(settings: &Path, event: &str) -> String {
+    let doc: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(settings).unwrap()).unwrap();
+    doc["hooks"][event]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|group| group["hooks"].as_array().unwrap())
+        .filter_map(|h| h["command"].as_str())
+        .find(|c| c.contains(" hook "))
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn integrate_installs_hooks_the_agents_run_and_removes_them() {
+    let home = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let settings = user.path().join(".claude/settings.json");
+    let original = "{\n  \"hooks\": {\n    \"UserPromptSubmit\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"~/bin/mine.sh\"}]}\n    ]\n  }\n}\n";
+    fs_err::create_dir_all(settings.parent().unwrap()).unwrap();
+    fs_err::write(&settings, original).unwrap();
+
+    // The service down: the CLI edits the files itself.
+    let out = integrate(home.path(), user.path(), &["claude-code"]);
+    let claude_json = user.path().join(".claude.json");
+    for needle in [
+        format!("Registered Cairn's MCP server in {}", claude_json.display()),
+        format!("Installed Cairn's hooks in {}", settings.display()),
+        "Backup of the previous hook file: ".to_owned(),
+    ] {
+        assert!(out.contains(&needle), "{needle:?} in:\n{out}");
+    }
+    let command = cairn_command(&settings, "UserPromptSubmit");
+    assert_eq!(command, format!("{BIN} hook claude-code UserPromptSubmit"));
+    assert!(
+        fs_err::read_to_string(&settings)
+            .unwrap()
+            .contains("~/bin/mine.sh")
+    );
+
+    // The agent runs the command through its shell: with Cairn down, nothing, exit 0.
+    let started = Instant::now();
+    let mut shell = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env("CAIRN_HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    shell
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id":"s","cwd":"/tmp","prompt":"how do I release?"}"#)
+        .unwrap();
+    let ran = shell.wait_with_output().unwrap();
+    assert_silent(&ran, started.elapsed(), "the installed command");
+
+    // Codex: the step the user must take by hand is said.
+    let out = integrate(home.path(), user.path(), &["codex"]);
+    assert!(
+        out.contains(&format!(
+            "Installed Cairn's hooks in {}",
+            user.path().join(".codex/hooks.json").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("To do by hand:") && out.contains("/hooks"),
+        "{out}"
+    );
+    let out = integrate(home.path(), user.path(), &["copilot-cli"]);
+    assert!(
+        out.contains("Note: Copilot CLI ignores what its hooks print"),
+        "{out}"
+    );
+    assert!(!out.contains("hooks in"), "{out}");
+
+    // The list: a hooks column, and the manual step.
+    let out = integrate(home.path(), user.path(), &["--list"]);
+    let line = |id: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} in:\n{out}"))
+            .to_owned()
+    };
+    assert!(out.lines().next().unwrap().contains("HOOKS"), "{out}");
+    assert!(line("claude-code").contains(" installed "), "{out}");
+    assert!(line("gemini-cli").contains(" not installed "), "{out}");
+    assert!(line("copilot-cli").contains(" - "), "{out}");
+    assert!(out.contains("codex (by hand):"), "{out}");
+    let list: serde_json::Value =
+        serde_json::from_str(&integrate(home.path(), user.path(), &["--list", "--json"])).unwrap();
+    let view = |id: &str| {
+        list["integrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["framework"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(view("claude-code")["hooks"], "installed");
+    assert_eq!(
+        view("claude-code")["hooks_path"],
+        settings.display().to_string()
+    );
+    assert!(view("codex")["manual"].as_str().unwrap().contains("Trust"));
+    assert_eq!(view("copilot-cli").get("hooks"), None);
+    assert!(
+        view("copilot-cli")["hooks_note"]
+            .as_str()
+            .unwrap()
+            .contains("ignores")
+    );
+
+    // Remove: the user's file, byte for byte; the file Cairn created, gone.
+    let out = integrate(home.path(), user.path(), &["claude-code", "--remove"]);
+    assert!(
+        out.contains(&format!(
+            "Removed Cairn's hooks from {}",
+            settings.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(fs_err::read_to_string(&settings).unwrap(), original);
+    assert!(!claude_json.exists());
+}
+
+/// Runs the OpenCode plugin as OpenCode would (Node stands in for Bun): one user message,
+/// then the system prompt of that turn; prints the system prompt as JSON.
+fn run_plugin(plugin: &Path, home: &Path, cwd: &Path, prompt: &str) -> (Vec<String>, Duration) {
+    // A copy named .mjs, so Node loads it as the ES module OpenCode loads.
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("cairn.mjs");
+    fs_err::copy(plugin, &module).unwrap();
+    let script = format!(
+        r#"
+const m = await import({module});
+const hooks = await m.CairnPlugin({{ directory: {cwd} }});
+const output = {{ message: {{ id: "msg_1" }}, parts: [{{ type: "text", text: {prompt} }}] }};
+await hooks["chat.message"]({{ sessionID: "ses_1", messageID: "msg_1" }}, output);
+const sys = {{ system: ["base"] }};
+await hooks["experimental.chat.system.transform"]({{ sessionID: "ses_1" }}, sys);
+console.log(JSON.stringify(sys.system));
+"#,
+        module = serde_json::to_string(&format!("file://{}", module.display())).unwrap(),
+        cwd = serde_json::to_string(&cwd.display().to_string()).unwrap(),
+        prompt = serde_json::to_string(prompt).unwrap(),
+    );
+    let started = Instant::now();
+    let out = Command::new("node")
+        .args(["--input-type=module", "-e", &script])
+        .env("CAIRN_HOME", home)
+        .output()
+        .expect("node must be installed to run the OpenCode plugin's test");
+    let took = started.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    (serde_json::from_slice(&out.stdout).unwrap(), took)
+}
+
+#[test]
+fn the_opencode_plugin_adds_what_the_hook_prints_and_fails_open() {
+    let home = tempfile::tempdir().unwrap();
+    let user = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(repo.path().join(".git")).unwrap();
+    fs_err::write(
+        repo.path().join(".git/config"),
+        "[remote \"origin\"]\n\turl = git@github.com:acme/plugin-test.git\n",
+    )
+    .unwrap();
+    let d = Daemon::start(home.path(), user.path());
+    d.rpc(
+        "note_command",
+        &serde_json::json!({
+            "command": "create",
+            "scope": "project",
+            "project": "github.com/acme/plugin-test",
+            "path": "build.md",
+            "file_text": "# Release builds need --locked\n",
+        }),
+    );
+    // Through the running service, which edits its user's home.
+    let out = integrate(home.path(), user.path(), &["opencode"]);
+    let plugin = user.path().join(".config/opencode/plugins/cairn.js");
+    assert!(
+        out.contains(&format!("Installed Cairn's hooks in {}", plugin.display())),
+        "{out}"
+    );
+
+    let (system, took) = run_plugin(&plugin, home.path(), repo.path(), "how do I build?");
+    let titles =
+        "Cairn notes you can read with the notes tool:\n- Release builds need --locked (build.md)";
+    assert_eq!(system[0], "base");
+    assert_eq!(system[1], titles, "{system:?}");
+    // The rest is exactly what the hook prints for this message (the turn note, if any).
+    let input = serde_json::json!({
+        "session_id": "ses_1", "cwd": repo.path(), "turn_id": "msg_1", "prompt": "how do I build?"
+    })
+    .to_string();
+    let (printed, _) = hook(home.path(), "opencode", "chat.message", input.as_bytes());
+    let note = String::from_utf8(printed.stdout).unwrap();
+    let expected: Vec<String> = [note.trim()]
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(system[2..], expected[..], "{system:?}");
+    println!("OpenCode plugin round trip, service up (node, debug build): {took:?}");
+
+    // The binary gone: the message goes on, nothing added.
+    let broken = tempfile::tempdir().unwrap();
+    let moved = broken.path().join("cairn.js");
+    fs_err::write(
+        &moved,
+        fs_err::read_to_string(&plugin).unwrap().replace(
+            &serde_json::to_string(BIN).unwrap(),
+            "\"/nonexistent/cairn\"",
+        ),
+    )
+    .unwrap();
+    let (system, _) = run_plugin(&moved, home.path(), repo.path(), "how do I build?");
+    assert_eq!(system, ["base"]);
+
+    let out = integrate(home.path(), user.path(), &["opencode", "--remove"]);
+    assert!(out.contains("Removed Cairn's hooks from"), "{out}");
+    assert!(!plugin.exists());
+    drop(d);
 }

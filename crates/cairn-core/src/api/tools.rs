@@ -131,6 +131,24 @@ pub struct IntegrationView {
     /// The copies of the config file Cairn made before changing it, newest first (only the
     /// newest few are kept; each is readable by the owner only).
     pub backups: Vec<IntegrationBackup>,
+    /// Cairn's hooks there (the turn note, the note titles at session start): `installed`,
+    /// `outdated` (all there, some run another Cairn binary), `partial`, `not_installed`;
+    /// absent when the framework takes no hook (see `hooks_note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks: Option<String>,
+    /// The hook file (or OpenCode plugin file) Cairn edits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks_path: Option<String>,
+    /// Why the framework takes no hook, or why its hook file cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks_note: Option<String>,
+    /// What the user must do by hand once Cairn is installed (Codex: trust the hooks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub manual: Option<String>,
 }
 
 /// A copy of an agent's config file, made before Cairn changed it.
@@ -177,4 +195,21 @@ pub struct IntegrationChange {
     pub backup: Option<String>,
     /// Anything worth knowing (a symlinked config edited at its target, …).
     pub notes: Vec<String>,
+    /// What was done to Cairn's hooks (same words as `action`); absent when the framework
+    /// takes no hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks: Option<String>,
+    /// The hook file (or OpenCode plugin file) edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks_path: Option<String>,
+    /// The backup of the hook file made before editing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hooks_backup: Option<String>,
+    /// What the user must still do by hand (Codex: open `codex` once and trust the hooks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub manual: Option<String>,
 }
