@@ -124,3 +124,38 @@ describe("IntegrationsList", () => {
     expect(out).not.toContain("<script>");
   });
 });
+
+describe("hooks", () => {
+  it("shows the hooks' state and asks for an update when they are missing", () => {
+    const withHooks = view("claude-code", { installed: true, current: true, hooks: "installed", hooks_path: "/h/.claude/settings.json" });
+    const partial = view("codex", { installed: true, current: true, hooks: "partial", hooks_path: "/h/.codex/hooks.json", manual: "Open codex once, /hooks, Trust." });
+    const none = view("copilot-cli", { installed: true, current: true, hooks_note: "Copilot CLI ignores what its hooks print" });
+    expect([withHooks, partial, none].map(integrationState)).toEqual(["installed", "stale", "installed"]);
+    expect(integrationActions(partial)).toEqual({ install: "Update", remove: true });
+    const byFramework = rows(html({ integrations: [withHooks, partial, none] }));
+    expect(byFramework.get("claude-code")).toContain("Hooks (the turn note): installed");
+    expect(byFramework.get("claude-code")).toContain("/h/.claude/settings.json");
+    expect(byFramework.get("codex")).toContain("partly installed");
+    expect(byFramework.get("codex")).toContain("To do by hand: Open codex once, /hooks, Trust.");
+    expect(byFramework.get("copilot-cli")).not.toContain("integration-hooks");
+  });
+
+  it("says what a change did to the hooks and what is left to do", () => {
+    const change: IntegrationChange = {
+      framework: "codex",
+      path: "/h/.codex/config.toml",
+      action: "installed",
+      backup: null,
+      notes: [],
+      hooks: "installed",
+      hooks_path: "/h/.codex/hooks.json",
+      manual: "Open codex once, /hooks, Trust.",
+    };
+    const out = rows(html({ integrations: [view("codex", { installed: true, current: true, hooks: "installed" })], result: change })).get("codex")!;
+    expect(out).toContain("Hooks installed in /h/.codex/hooks.json.");
+    expect(out).toContain("To do by hand: Open codex once, /hooks, Trust.");
+    const removed = rows(html({ integrations: [view("codex")], result: { ...change, action: "removed", hooks: "removed" } })).get("codex")!;
+    expect(removed).toContain("Hooks removed from /h/.codex/hooks.json.");
+    expect(removed).not.toContain("To do by hand");
+  });
+});

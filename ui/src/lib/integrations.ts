@@ -11,8 +11,44 @@ import { frameworkLabel } from "./conversations";
 export type IntegrationState = "installed" | "stale" | "available" | "missing";
 
 export function integrationState(view: IntegrationView): IntegrationState {
-  if (view.installed) return view.current ? "installed" : "stale";
+  if (view.installed) return view.current && hooksUpToDate(view) ? "installed" : "stale";
   return view.detected ? "available" : "missing";
+}
+
+/** Whether the framework's hooks are all there and current (or it takes none). */
+function hooksUpToDate(view: IntegrationView): boolean {
+  return view.hooks === undefined || view.hooks === null || view.hooks === "installed";
+}
+
+const HOOK_LABELS: Record<string, string> = {
+  installed: "installed",
+  outdated: "out of date",
+  partial: "partly installed",
+  not_installed: "not installed",
+};
+
+/** One line about the framework's hooks (the turn note), or null when it takes none. */
+export function hooksLine(view: IntegrationView): string | null {
+  if (view.hooks === undefined || view.hooks === null) return null;
+  return `Hooks (the turn note): ${HOOK_LABELS[view.hooks] ?? view.hooks}`;
+}
+
+/** What a change did to the hooks, or null when the framework takes none. */
+export function hooksChangeLine(change: IntegrationChange): string | null {
+  if (change.hooks === undefined || change.hooks === null || !change.hooks_path) return null;
+  const where = change.hooks_path;
+  switch (change.hooks) {
+    case "installed":
+      return `Hooks installed in ${where}.`;
+    case "updated":
+      return `Hooks updated in ${where}.`;
+    case "already_installed":
+      return `Hooks already in ${where}.`;
+    case "removed":
+      return `Hooks removed from ${where}.`;
+    default:
+      return `No hooks in ${where}.`;
+  }
 }
 
 export const STATE_LABELS: Record<IntegrationState, string> = {
@@ -28,7 +64,9 @@ export function stateDescription(view: IntegrationView): string {
     case "installed":
       return `${name} can use Cairn's memory tools.`;
     case "stale":
-      return `Registered, but it points at another Cairn program (moved or reinstalled). Install again to update it.`;
+      return view.current
+        ? `Registered, but Cairn's hooks are missing or out of date. Install again to add them.`
+        : `Registered, but it points at another Cairn program (moved or reinstalled). Install again to update it.`;
     case "available":
       return `${name} is on this machine; Cairn is not registered with it.`;
     case "missing":
