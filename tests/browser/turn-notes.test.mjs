@@ -4,7 +4,7 @@
 // conversations and one about nothing Cairn has seen. Notes shows the totals and the turns
 // newest first (shown or silent), the "Shown only" filter, why a turn's note said what it said
 // (each candidate against the bar, its ranker inputs), and "Not useful" / Undo on a shown entry,
-// whose label is checked through `note_why` and survives a reload.
+// whose label is checked through `note_why` and survives a reload; the entry's id opens it.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/turn-notes.test.mjs
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -86,6 +86,8 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
     }
     const shown = shownTurn();
     assert.ok(shown && !shown.foreign, `a prompt about a captured conversation gets a note: ${JSON.stringify(turns.map((t) => t.note))}`);
+    const foreign = turns.find((t) => t.foreign);
+    assert.equal(foreign.note.note, null, `the foreign question gets no note: ${JSON.stringify(foreign.note)}`);
 
     const log = await api("note_log", { limit: null, shown_only: false });
     assert.equal(log.turns, PROMPTS.length, JSON.stringify(log));
@@ -227,6 +229,27 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
     assert.equal(await entry().getByTestId("why-entry-undo").getAttribute("aria-pressed"), "true");
     assert.equal((await page.getByTestId("turn-notes-not-useful").innerText()).trim(), "1");
     await page.getByTestId("turn-notes").screenshot({ path: join(outDir(), "browser-activity-notes.png") });
+  });
+
+  it("an entry's id opens what it names: a request in its conversation, an item on its page", async () => {
+    const t = shownTurn();
+    const target = t.note.entries[0];
+    const entry = row(t.note.turn).locator(`[data-testid="why-entry"][data-id="${target.id}"]`);
+    if (target.id.startsWith("r_")) {
+      await entry.getByTestId("why-entry-open").click();
+      await page.getByTestId("conversation-view").waitFor();
+      const params = new URLSearchParams(new URL(page.url()).hash.replace(/^#\/[a-z]+\??/, ""));
+      assert.equal(params.get("turn"), target.id);
+      const opened = await api("open", { id: target.id });
+      assert.equal(params.get("session"), opened.record.session_id);
+      assert.equal(params.get("framework"), opened.record.framework);
+    } else if (target.id.startsWith("i_")) {
+      await entry.getByTestId("why-entry-link").click();
+      await page.getByTestId("item-page").waitFor();
+      assert.equal(await page.getByTestId("item-page").getAttribute("data-id"), target.id);
+    } else {
+      assert.equal(await entry.getByTestId("why-entry-link").getAttribute("href"), `#/notes?id=${target.id}`);
+    }
     assert.deepEqual(pageErrors, []);
   });
 });
