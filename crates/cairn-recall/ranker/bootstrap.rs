@@ -172,6 +172,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 started.elapsed().as_secs_f64() * 1e6 / f64::from(runs)
             );
             let started = Instant::now();
+            for _ in 0..runs {
+                ranker.predict(&batch[..1])?;
+            }
+            println!(
+                "predict: 1 row in {:.0} µs (mean of {runs})",
+                started.elapsed().as_secs_f64() * 1e6 / f64::from(runs)
+            );
+            let started = Instant::now();
             Ranker::from_text(&text)?;
             println!(
                 "load: {} bytes of model text in {:.1} ms",
