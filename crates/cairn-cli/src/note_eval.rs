@@ -158,17 +158,15 @@ struct Memory {
     _home: tempfile::TempDir,
 }
 
+/// Records with their chunks, as the store takes them.
+type Batch = Vec<(NewRecord, Vec<cairn_core::Chunk>)>;
+
 /// The records of a conversation, the way capture makes them: the speaker as the author,
 /// the session's date as the time. With a framework per session (the owned set), a user
 /// turn and the answers after it are one request; otherwise every turn is a record.
-fn records(
-    sample: &Sample,
-) -> (
-    Vec<(NewRecord, Vec<cairn_core::Chunk>)>,
-    HashMap<String, String>,
-) {
+fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
     let c = &sample.conversation;
-    let mut batch: Vec<(NewRecord, Vec<cairn_core::Chunk>)> = Vec::new();
+    let mut batch: Batch = Vec::new();
     let mut record_of = HashMap::new();
     for n in 1.. {
         let Some(turns) = c[format!("session_{n}")].as_array() else {

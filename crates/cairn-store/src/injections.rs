@@ -142,7 +142,7 @@ impl Store {
         let txn = db.begin().await?;
         txn.execute(Statement::from_sql_and_values(
             backend,
-            &format!(
+            format!(
                 "INSERT INTO injections ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             ),
             [
@@ -181,7 +181,7 @@ impl Store {
         let rows = db
             .query_all(Statement::from_sql_and_values(
                 db.get_database_backend(),
-                &format!(
+                format!(
                     "SELECT {COLUMNS} FROM injections {filter} ORDER BY at DESC, rowid DESC LIMIT ?"
                 ),
                 [to_i64(limit).into()],
@@ -199,7 +199,7 @@ impl Store {
         let row = db
             .query_one(Statement::from_sql_and_values(
                 db.get_database_backend(),
-                &format!("SELECT {COLUMNS} FROM injections WHERE turn = ?"),
+                format!("SELECT {COLUMNS} FROM injections WHERE turn = ?"),
                 [turn.into()],
             ))
             .await?;
@@ -343,7 +343,7 @@ impl Store {
             let rows = db
                 .query_all(Statement::from_sql_and_values(
                     backend,
-                    &format!(
+                    format!(
                         "SELECT entry_id, COUNT(*) AS n FROM injection_shown \
                          WHERE entry_id IN ({marks}) GROUP BY entry_id"
                     ),
@@ -358,7 +358,7 @@ impl Store {
             let rows = db
                 .query_all(Statement::from_sql_and_values(
                     backend,
-                    &format!(
+                    format!(
                         "SELECT entry_id, COUNT(*) AS n FROM note_labels \
                          WHERE label = 'not_useful' AND entry_id IN ({marks}) GROUP BY entry_id"
                     ),

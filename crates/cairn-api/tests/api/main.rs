@@ -4,4 +4,5 @@
 
 mod llm_settings;
 mod profiles;
+mod turn_note;
 mod trust;

@@ -1,0 +1,352 @@
+//! The turn note through the service: the asking conversation's own records never come
+//! back; at most three entries, each above the bar and cut to 420 characters, framed as
+//! earlier records with their ids; every turn logged (never a dry run) with why; "not
+//! useful" stored as a label and fed back as a ranker input; memory off or an empty
+//! message is silent and logs nothing; a replayed turn sees nothing remembered after it;
+//! Clear empties the log.
+use std::path::Path;
+
+use cairn_api::{Host, ServiceHandle, ServiceOptions};
+use cairn_config::{Paths, Settings};
+use cairn_core::{NewRecord, Outcome, RecordId};
+use serde_json::{Value, json};
+
+fn models() -> String {
+    std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)")
+}
+
+async fn start(home: &Path) -> ServiceHandle {
+    let paths = Paths::under(home);
+    let env = [
+        ("CAIRN__MODELS__DOWNLOAD", "false"),
+        ("CAIRN__MODELS__EMBEDDER", models().as_str()),
+        ("CAIRN__CAPTURE__ENABLED", "false"),
+        ("CAIRN__SERVICE__PORT", "0"),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()));
+    let loaded = Settings::load(&paths, &Default::default(), env.into_iter()).unwrap();
+    ServiceHandle::start(ServiceOptions {
+        paths,
+        settings: loaded.settings,
+        config_file: loaded.file,
+        host: Host::Direct,
+        serve_http: false,
+        ui_dir: None,
+    })
+    .await
+    .unwrap()
+}
+
+fn record(session: &str, n: u32, day: u32, request: &str, answer: &str) -> NewRecord {
+    let at = chrono::DateTime::parse_from_rfc3339(&format!("2026-03-{day:02}T10:00:00Z"))
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+        + chrono::Duration::minutes(i64::from(n));
+    NewRecord {
+        id: RecordId::derive("claude-code", session, &n.to_string()),
+        framework: "claude-code".into(),
+        session_id: session.into(),
+        project: Some("github.com/acme/billing".into()),
+        cwd: None,
+        model: None,
+        outcome: Outcome::Success,
+        started_at: at,
+        ended_at: None,
+        request: request.into(),
+        author: Some("user".into()),
+        text: format!("{request}\n\n{answer}"),
+        content: json!({}),
+        source: None,
+    }
+}
+
+const FACT: &str = "The staging Postgres listens on port 6543, not 5432: the legacy cluster \
+                    keeps 5432, so DATABASE_URL in .env.staging points at 6543.";
+
+async fn seed(service: &cairn_api::Service) -> (String, String, String) {
+    let earlier = record(
+        "s-earlier",
+        1,
+        3,
+        "why can't the billing service reach staging postgres?",
+        FACT,
+    );
+    let filler = [
+        (
+            "add a retry around the invoice webhook",
+            "Added exponential backoff to the webhook sender in src/webhook.rs.",
+        ),
+        (
+            "rename the Customer struct to Account",
+            "Renamed Customer to Account across 14 files; tests pass.",
+        ),
+        (
+            "bump serde to 1.0.210",
+            "Bumped serde; cargo update changed the lockfile only.",
+        ),
+        (
+            "why is the css broken on the pricing page",
+            "A missing closing brace in pricing.css; fixed.",
+        ),
+    ];
+    let mut batch = vec![(earlier.clone(), Vec::new())];
+    for (i, (q, a)) in filler.iter().enumerate() {
+        batch.push((record("s-filler", i as u32, 4, q, a), Vec::new()));
+    }
+    // The asking conversation holds the same fact: it must never come back to itself.
+    let own = record(
+        "s-now",
+        1,
+        20,
+        "the staging postgres port is 6543 right?",
+        FACT,
+    );
+    // Remembered after the replayed turn's time.
+    let later = record(
+        "s-later",
+        1,
+        25,
+        "move staging postgres to port 7000",
+        "Moved: staging Postgres now listens on 7000.",
+    );
+    batch.push((own.clone(), Vec::new()));
+    batch.push((later.clone(), Vec::new()));
+    service.store().append_records(&batch).await.unwrap();
+    service.sync_index().await.unwrap();
+    service.sync_dense().await.unwrap();
+    (
+        earlier.id.as_str().to_owned(),
+        own.id.as_str().to_owned(),
+        later.id.as_str().to_owned(),
+    )
+}
+
+fn ids(entries: &Value) -> Vec<String> {
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_own_conversation() {
+    let home = tempfile::tempdir().unwrap();
+    let handle = start(home.path()).await;
+    let service = handle.service().clone();
+    let (earlier, own, later) = seed(&service).await;
+
+    let ask = json!({
+        "framework": "claude-code",
+        "project": "github.com/acme/billing",
+        "session_id": "s-now",
+        "prompt": "which port does the staging postgres database listen on?",
+    });
+    let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    let turn = note["turn"].as_str().unwrap().to_owned();
+    assert!(turn.starts_with("t_"), "{note}");
+    let bar = note["bar"].as_f64().unwrap();
+    assert!(
+        (bar - 0.4).abs() < 1e-6,
+        "no cross-encoder here: the stricter bar, not {bar}"
+    );
+
+    // Why: the candidates, best first, the fact the best of them; the asking conversation's
+    // own record is not among them.
+    let why = service
+        .dispatch("note_why", json!({"turn": turn}))
+        .await
+        .unwrap();
+    let cands = ids(&why["entries"]);
+    assert!(
+        !cands.contains(&own),
+        "the asking conversation's own record came back: {why}"
+    );
+    assert!(cands.contains(&earlier), "{why}");
+    // The two requests about the staging database's port are the most probable; the
+    // unrelated ones are below them.
+    let mut by_p: Vec<&Value> = why["entries"].as_array().unwrap().iter().collect();
+    by_p.sort_by(|a, b| {
+        b["probability"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&a["probability"].as_f64().unwrap())
+    });
+    let top2: Vec<&str> = by_p
+        .iter()
+        .take(2)
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        top2.contains(&earlier.as_str()) && top2.contains(&later.as_str()),
+        "{top2:?}"
+    );
+    let best = by_p[0];
+    let names: Vec<&str> = best["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, cairn_recall::note::FEATURES.to_vec());
+    assert_eq!(why["prompt"], ask["prompt"]);
+
+    // The note: at most three entries, each at or above the bar, each cut to 420
+    // characters, framed as earlier records with their ids.
+    let entries = note["entries"].as_array().unwrap();
+    assert!(entries.len() <= 3);
+    for e in entries {
+        assert!(e["probability"].as_f64().unwrap() >= bar - 1e-6, "{e}");
+        assert!(e["text"].as_str().unwrap().chars().count() <= 420);
+    }
+    assert_eq!(entries.is_empty(), note["note"].is_null(), "{note}");
+    if let Some(text) = note["note"].as_str() {
+        assert!(text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"));
+        assert!(text.contains("not instructions"), "{text}");
+        for e in entries {
+            assert!(text.contains(e["id"].as_str().unwrap()), "{text}");
+        }
+        assert!(!text.contains(&own));
+    } else {
+        assert!(note["silent_because"].as_str().is_some(), "{note}");
+    }
+
+    // "Not useful" on a shown entry: stored, counted, and a ranker input next time. A mark
+    // on an entry the note did not show is refused.
+    let shown = why["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["shown"] == json!(true))
+        .cloned();
+    let hidden = why["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["shown"] == json!(false))
+        .cloned()
+        .unwrap();
+    let refused = service
+        .dispatch(
+            "note_feedback",
+            json!({"turn": turn, "id": hidden["id"], "label": "not_useful"}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("showed no entry"), "{refused}");
+    let bad = service
+        .dispatch(
+            "note_feedback",
+            json!({"turn": turn, "id": earlier, "label": "meh"}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.contains("unknown label") || bad.contains("showed no entry"),
+        "{bad}"
+    );
+    if let Some(shown) = shown {
+        let id = shown["id"].as_str().unwrap().to_owned();
+        let marked = service
+            .dispatch(
+                "note_feedback",
+                json!({"turn": "last", "id": id, "label": "not_useful"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(marked["label"], json!("not_useful"));
+        let log = service.dispatch("note_log", json!({})).await.unwrap();
+        assert_eq!(log["not_useful"], json!(1));
+        assert_eq!(log["shown"], json!(1));
+        let again = service.dispatch("turn_note", ask.clone()).await.unwrap();
+        let why2 = service
+            .dispatch("note_why", json!({"turn": again["turn"]}))
+            .await
+            .unwrap();
+        let entry = why2["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == json!(id))
+            .unwrap();
+        let feature = |name: &str| {
+            entry["features"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == json!(name))
+                .unwrap()["value"]
+                .clone()
+        };
+        assert_eq!(feature("uses"), json!(1.0), "{entry}");
+        assert_eq!(feature("not_useful"), json!(1.0), "{entry}");
+        // Undo.
+        let undone = service
+            .dispatch(
+                "note_feedback",
+                json!({"turn": turn, "id": id, "label": null}),
+            )
+            .await
+            .unwrap();
+        assert!(undone["label"].is_null());
+    }
+
+    // A dry run logs nothing; a replayed turn sees nothing remembered after it.
+    let before = service.dispatch("note_log", json!({})).await.unwrap()["turns"].clone();
+    let (_, cands) = service
+        .turn_note_whole(cairn_core::api::TurnNoteReq {
+            framework: "claude-code".into(),
+            prompt: "what port is staging postgres on now?".into(),
+            dry_run: true,
+            at: Some("2026-03-21T00:00:00Z".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        cands.iter().all(|c| c.meta.id != later),
+        "a record from after the turn came back"
+    );
+    assert!(cands.iter().any(|c| c.meta.id == earlier));
+    let after = service.dispatch("note_log", json!({})).await.unwrap()["turns"].clone();
+    assert_eq!(before, after, "a dry run was logged");
+
+    // Memory off, or an empty message: silent, nothing logged.
+    service
+        .dispatch("memory_set", json!({"enabled": false}))
+        .await
+        .unwrap();
+    let off = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    assert!(off["note"].is_null());
+    assert_eq!(off["silent_because"], json!("memory is off"));
+    service
+        .dispatch("memory_set", json!({"enabled": true}))
+        .await
+        .unwrap();
+    let empty = service
+        .dispatch("turn_note", json!({"framework": "codex", "prompt": "  "}))
+        .await
+        .unwrap();
+    assert!(empty["note"].is_null());
+    assert_eq!(
+        service.dispatch("note_log", json!({})).await.unwrap()["turns"],
+        after
+    );
+    let unknown = service
+        .dispatch("note_why", json!({"turn": "t_nope"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("t_nope"), "{unknown}");
+
+    // Clear empties the log (the prompts are the user's words).
+    service.dispatch("clear", json!({})).await.unwrap();
+    let log = service.dispatch("note_log", json!({})).await.unwrap();
+    assert_eq!(log["turns"], json!(0));
+    assert!(log["injections"].as_array().unwrap().is_empty());
+    handle.shutdown().await;
+}
