@@ -272,7 +272,7 @@ async fn build(
 
 /// The `i`-th prompt: every other one realistic, the rest made of the records' words.
 fn prompt(i: usize, rng: &mut Lcg) -> String {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         PROMPTS[(i / 2) % PROMPTS.len()].to_owned()
     } else {
         let n = 4 + rng.next(12);
