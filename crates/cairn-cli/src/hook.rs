@@ -32,6 +32,18 @@ use serde::Serialize;
 /// process to start and exit.
 pub const DEADLINE: Duration = Duration::from_millis(120);
 
+/// Raises (or lowers) [`DEADLINE`] on a machine too slow for it, in milliseconds (50 to
+/// 5,000). The agent's own hook timeout must stay above it.
+pub const DEADLINE_ENV: &str = "CAIRN_HOOK_DEADLINE_MS";
+
+/// The deadline in effect: [`DEADLINE`], or [`DEADLINE_ENV`] when it holds a number.
+pub fn deadline() -> Duration {
+    std::env::var(DEADLINE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEADLINE, |ms| Duration::from_millis(ms.clamp(50, 5_000)))
+}
+
 /// The most hook input read from standard input; more is treated as malformed.
 pub const MAX_INPUT: u64 = 1 << 20;
 
@@ -194,7 +206,7 @@ pub fn main(framework: &str, event: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let deadline = started + DEADLINE;
+    let deadline = started + deadline();
     if let Some(out) = answer(hook, deadline) {
         let mut stdout = std::io::stdout().lock();
         // A closed pipe or a full disk is the agent's business: still exit 0.

@@ -616,7 +616,10 @@ pub async fn train(
             }
         }
     }
-    let opts = TrainOptions::default();
+    let opts = TrainOptions {
+        monotone: cairn_recall::note::MONOTONE.to_vec(),
+        ..TrainOptions::default()
+    };
     let (model, cross_fit) = tokio::task::spawn_blocking(move || {
         cairn_recall::ranker::train(&examples, &cairn_recall::note::FEATURES, &opts)
     })

@@ -94,7 +94,15 @@ struct Daemon {
 
 impl Daemon {
     fn start(home: &Path, fake_home: &Path) -> Self {
-        let mut child = without_agent_homes(cairn(home))
+        Self::start_with(home, fake_home, &[])
+    }
+
+    fn start_with(home: &Path, fake_home: &Path, env: &[(&str, &str)]) -> Self {
+        let mut cmd = without_agent_homes(cairn(home));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .env("HOME", fake_home)
             .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
             .arg("daemon")
@@ -724,4 +732,149 @@ fn the_opencode_plugin_adds_what_the_hook_prints_and_fails_open() {
     assert!(out.contains("Removed Cairn's hooks from"), "{out}");
     assert!(!plugin.exists());
     drop(d);
+}
+
+/// A Claude Code session in a fake home: (request, reply) turns.
+fn claude_session(home: &Path, id: &str, day: u32, turns: &[(&str, &str)]) {
+    let dir = home.join(".claude/projects/-work-billing");
+    fs_err::create_dir_all(&dir).unwrap();
+    let mut body = String::new();
+    for (i, (request, reply)) in turns.iter().enumerate() {
+        let at = |s: u32| format!("2026-08-{day:02}T09:{i:02}:{s:02}Z");
+        let u = serde_json::json!({"type":"user","uuid":format!("{id}-u{i}"),"parentUuid":null,"sessionId":id,"timestamp":at(0),"cwd":"/work/billing","message":{"role":"user","content":request}});
+        let a = serde_json::json!({"type":"assistant","uuid":format!("{id}-a{i}"),"parentUuid":format!("{id}-u{i}"),"sessionId":id,"timestamp":at(5),"cwd":"/work/billing","message":{"id":format!("{id}-m{i}"),"role":"assistant","model":"claude-test","content":[{"type":"text","text":reply}],"stop_reason":"end_turn"}});
+        body.push_str(&format!("{u}\n{a}\n"));
+    }
+    fs_err::write(dir.join(format!("{id}.jsonl")), body).unwrap();
+}
+
+#[test]
+fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_at_the_cli() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let home = tempfile::tempdir().unwrap();
+    let fake_home = tempfile::tempdir().unwrap();
+    claude_session(
+        fake_home.path(),
+        "sess-old",
+        10,
+        &[
+            (
+                "why does the billing service time out against staging postgres?",
+                "Staging Postgres listens on port 6543, not 5432: the legacy cluster keeps 5432. \
+                 I changed DATABASE_URL in .env.staging to port 6543 and the timeouts stopped.",
+            ),
+            (
+                "make the invoice PDF footer smaller",
+                "Reduced the footer font to 8pt in templates/invoice.html.",
+            ),
+            (
+                "add a changelog entry for the webhook retries",
+                "Added an Unreleased entry describing exponential backoff for webhooks.",
+            ),
+        ],
+    );
+    let d = Daemon::start_with(
+        home.path(),
+        fake_home.path(),
+        &[("CAIRN__MODELS__EMBEDDER", model.as_str())],
+    );
+    d.rpc("capture_run", &serde_json::json!({}));
+    // The new records are embedded by the service's indexing worker after the pass.
+    let run = |args: &[&str]| {
+        let out = cairn(home.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let waited = Instant::now();
+    let fact = loop {
+        let note: serde_json::Value = serde_json::from_str(&run(&[
+            "turn-note",
+            "which port does staging postgres listen on?",
+            "--dry-run",
+            "--json",
+        ]))
+        .unwrap();
+        assert!(
+            note["turn"].as_str().unwrap().is_empty(),
+            "a dry run is not logged"
+        );
+        if let Some(e) = note["entries"].as_array().unwrap().first() {
+            break e["id"].as_str().unwrap().to_owned();
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "no note after two minutes: {note}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+
+    // The agent's hook, in a new session: the note, in Claude Code's shape, framed as an
+    // earlier record with its id. (A generous deadline: debug builds on a shared machine.)
+    let input = serde_json::json!({
+        "session_id": "sess-new",
+        "cwd": "/work/billing",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "the billing service cannot reach staging postgres, which port was it again?",
+    })
+    .to_string();
+    let patient_hook = |input: &str| {
+        cairn(home.path())
+            .env("CAIRN_HOOK_DEADLINE_MS", "5000")
+            .args(["hook", "claude-code", "UserPromptSubmit"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin.take().unwrap().write_all(input.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap()
+    };
+    let out = patient_hook(&input);
+    assert!(out.status.success(), "{out:?}");
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        printed["hookSpecificOutput"]["hookEventName"],
+        serde_json::json!("UserPromptSubmit")
+    );
+    let context = printed["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.starts_with("<cairn-memory>"), "{context}");
+    assert!(
+        context.contains(&fact) && context.contains("6543"),
+        "{context}"
+    );
+    assert!(context.contains("not instructions"), "{context}");
+
+    // Why, at the CLI: the logged turn with its shown entry; then "not useful".
+    let why = run(&["why"]);
+    assert!(why.contains("A note was shown"), "{why}");
+    assert!(
+        why.contains(&format!("shown p=")) && why.contains(&fact),
+        "{why}"
+    );
+    let marked = run(&["why", "last", "--not-useful", &fact]);
+    assert!(marked.contains("[not useful]"), "{marked}");
+    let log = d.rpc("note_log", &serde_json::json!({}));
+    assert_eq!(log["not_useful"], serde_json::json!(1), "{log}");
+    assert_eq!(log["turns"], serde_json::json!(1), "{log}");
+    let undone = run(&["why", "last", "--undo", &fact]);
+    assert!(!undone.contains("[not useful]"), "{undone}");
+
+    // A turn that needs nothing earlier: no note, the hook prints nothing.
+    let input = serde_json::json!({
+        "session_id": "sess-new",
+        "cwd": "/work/billing",
+        "prompt": "translate this haiku about autumn leaves into French",
+    })
+    .to_string();
+    let (out, _) = hook(
+        home.path(),
+        "claude-code",
+        "UserPromptSubmit",
+        input.as_bytes(),
+    );
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
 }

@@ -86,7 +86,6 @@ pub use env::Env;
 pub use error::{Error, Result};
 pub use files::{BACKUPS_KEPT, Backup, MAX_CONFIG_BYTES};
 
-
 use framework::{ENTRY_NAME, Fields, Format, Framework, V};
 use ledger::{Ledger, Prior, Record};
 

@@ -59,6 +59,15 @@ pub const FEATURES: [&str; 20] = [
     "llm_judge",
 ];
 
+/// The direction each input may move the probability, in the order of [`FEATURES`]: more
+/// similarity (fused, dense, keyword, the judges, shared words) and importance may only
+/// raise it; a lower rank, a bigger gap to the best and "not useful" marks may only lower it;
+/// the rest is free. Whatever set trains the ranker, it cannot learn that a closer match is
+/// less needed.
+pub const MONOTONE: [i8; 20] = [
+    1, 1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 1, 0, -1, 0, 0, 1, 1,
+];
+
 /// What a candidate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

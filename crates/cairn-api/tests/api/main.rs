@@ -4,5 +4,5 @@
 
 mod llm_settings;
 mod profiles;
-mod turn_note;
 mod trust;
+mod turn_note;
