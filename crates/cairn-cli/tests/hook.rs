@@ -852,7 +852,7 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
     let why = run(&["why"]);
     assert!(why.contains("A note was shown"), "{why}");
     assert!(
-        why.contains(&format!("shown p=")) && why.contains(&fact),
+        why.contains("shown p=") && why.contains(&fact),
         "{why}"
     );
     let marked = run(&["why", "last", "--not-useful", &fact]);

@@ -631,6 +631,8 @@ fn check_tree(text: &str, features: usize) -> Result<(), String> {
         return Err("is cut short or has too many lines".into());
     }
     let field = |k: &str| kv.get(k).copied().ok_or_else(|| format!("has no {k}"));
+    // Thresholds may be infinite (a split that sends every finite value one way, as
+    // monotone constraints produce); nothing may be NaN, and the rest must be finite.
     let numbers = |k: &str, n: usize| -> Result<Vec<f64>, String> {
         let v = field(k)?;
         let xs = v
@@ -639,8 +641,18 @@ fn check_tree(text: &str, features: usize) -> Result<(), String> {
             .map(str::parse::<f64>)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| format!("has a {k} that is not numbers"))?;
-        if xs.len() != n || xs.iter().any(|x| !x.is_finite()) {
-            return Err(format!("has {} finite {k} values, not {n}", xs.len()));
+        if xs.len() != n {
+            return Err(format!("has {} {k} values, not {n}", xs.len()));
+        }
+        let ok = |x: &f64| {
+            if k == "threshold" {
+                !x.is_nan()
+            } else {
+                x.is_finite()
+            }
+        };
+        if let Some(x) = xs.iter().find(|x| !ok(x)) {
+            return Err(format!("has a {k} value {x}"));
         }
         Ok(xs)
     };
