@@ -193,7 +193,8 @@ enum Command {
         /// The asking framework (as `cairn integrate --list` names it).
         #[arg(long, default_value = "claude-code")]
         framework: String,
-        /// The project identity the turn is in.
+        /// The project identity the turn is in (default: the current folder's, as a hook
+        /// would name it).
         #[arg(long)]
         project: Option<String>,
         /// The asking session: its own records and items are left out.
@@ -857,6 +858,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let backend =
                     Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
                         .await?;
+                // The project the command runs in, as a hook would name it.
+                let project = project.or_else(|| {
+                    std::env::current_dir()
+                        .ok()
+                        .map(|d| cairn_text::project::identify(&d))
+                });
                 let req = cairn_core::api::TurnNoteReq {
                     framework,
                     project,

@@ -791,6 +791,8 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         let note: serde_json::Value = serde_json::from_str(&run(&[
             "turn-note",
             "which port does staging postgres listen on?",
+            "--project",
+            "/work/billing",
             "--dry-run",
             "--json",
         ]))
@@ -815,7 +817,7 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         "session_id": "sess-new",
         "cwd": "/work/billing",
         "hook_event_name": "UserPromptSubmit",
-        "prompt": "the billing service cannot reach staging postgres, which port was it again?",
+        "prompt": "which port does staging postgres listen on?",
     })
     .to_string();
     let patient_hook = |input: &str| {
