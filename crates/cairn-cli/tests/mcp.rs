@@ -455,6 +455,34 @@ async fn an_agent_marks_a_turn_note_entry_not_useful_and_note_why_shows_it() {
     c.env("CAIRN__MODELS__EMBEDDER", &model);
     let _daemon = Daemon::start_with(c);
 
+    // The daemon loads the embedder and embeds the captured turns in the background: wait
+    // (dry runs, logged nowhere) until the turn note sees them.
+    let waited = std::time::Instant::now();
+    loop {
+        let dry = cairn_json(
+            home.path(),
+            ch.path(),
+            &model,
+            &[
+                "turn-note",
+                "the kestrel migration timed out on staging again, how do we run it?",
+                "--project",
+                "/tmp/kestrel",
+                "--session",
+                "sess-other",
+                "--dry-run",
+                "--json",
+            ],
+        );
+        if !dry["entries"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(120),
+            "no note after two minutes: {dry}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
     // A turn in another conversation asks the service for its note (logged, as a hook's).
     let note = cairn_json(
         home.path(),
