@@ -72,6 +72,17 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     assert.ok(found, "the captured requests are searchable");
+    // The daemon loads the embedder and embeds the captured requests in the background: wait
+    // (dry runs, logged nowhere) until the first prompt's note sees them.
+    const ready = await eventually(
+      async () => {
+        const p = PROMPTS[0];
+        const dry = await api("turn_note", { framework: p.framework, project, session_id: ASKING_SESSION, turn_id: null, prompt: p.prompt, context: [], dry_run: true });
+        return dry.entries.length > 0 ? dry : null;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    assert.ok(ready, "the turn note sees the captured requests");
 
     for (const p of PROMPTS) {
       const req = { framework: p.framework, project, session_id: ASKING_SESSION, turn_id: null, prompt: p.prompt, context: [], dry_run: false };
