@@ -853,10 +853,7 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
     // Why, at the CLI: the logged turn with its shown entry; then "not useful".
     let why = run(&["why"]);
     assert!(why.contains("A note was shown"), "{why}");
-    assert!(
-        why.contains("shown p=") && why.contains(&fact),
-        "{why}"
-    );
+    assert!(why.contains("shown p=") && why.contains(&fact), "{why}");
     let marked = run(&["why", "last", "--not-useful", &fact]);
     assert!(marked.contains("[not useful]"), "{marked}");
     let log = d.rpc("note_log", &serde_json::json!({}));
