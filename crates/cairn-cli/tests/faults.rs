@@ -1198,15 +1198,22 @@ fn a_lost_or_damaged_index_is_rebuilt_from_the_logs_with_no_model_call() {
     );
     drop(text);
     let d = Daemon::start(&env);
-    let status = d.ok("status", json!({}));
-    assert!(
+    // The models are loaded in the background right after start: the warning comes once
+    // that attempt has failed.
+    let warned = |status: &serde_json::Value| {
         status["warnings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().contains("No embedding model")),
-        "{status}"
-    );
+            .any(|w| w.as_str().unwrap().contains("No embedding model"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut status = d.ok("status", json!({}));
+    while !warned(&status) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        status = d.ok("status", json!({}));
+    }
+    assert!(warned(&status), "{status}");
     assert_eq!(search_ids(&d, COMMON, "bm25"), all);
     for (token, ids) in &by_token {
         assert_eq!(&search_ids(&d, token, "bm25"), ids, "{token}");

@@ -992,10 +992,17 @@ mod tests {
             let r = Ranker::from_text(&SHIPPED[..cut]);
             assert_eq!(r.is_ok(), cut > trees_end + 12, "cut at {cut}");
         }
+        // The first tree's first split, moved to a feature that does not exist.
+        let first = SHIPPED
+            .split("split_feature=")
+            .nth(1)
+            .and_then(|rest| rest.split([' ', '\n']).next())
+            .unwrap();
+        let split = format!("split_feature={first}");
         for (from, to, says) in [
             (
-                "split_feature=19 ",
-                "split_feature=20 ",
+                split.as_str(),
+                "split_feature=20",
                 "splits on a feature outside 0..20",
             ),
             ("left_child=1 ", "left_child=0 ", "out of range or shared"),
