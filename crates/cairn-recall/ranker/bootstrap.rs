@@ -13,28 +13,7 @@ use std::time::Instant;
 use cairn_recall::ranker::{Example, Ranker, TrainOptions, train};
 
 /// The pipeline's feature vector, in order.
-const NAMES: [&str; 20] = [
-    "fused",
-    "dense",
-    "keyword",
-    "rerank",
-    "rank",
-    "gap_to_top",
-    "top_fused",
-    "age_days",
-    "same_project",
-    "same_framework",
-    "kind_item",
-    "kind_note",
-    "item_kind",
-    "importance",
-    "uses",
-    "not_useful",
-    "query_words",
-    "text_chars",
-    "overlap",
-    "llm_judge",
-];
+const NAMES: [&str; 20] = cairn_recall::note::FEATURES;
 
 /// SplitMix64, uniform in [0, 1).
 struct Rng(u64);

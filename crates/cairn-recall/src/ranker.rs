@@ -771,29 +771,8 @@ fn serve(
 mod tests {
     use super::*;
 
-    /// The pipeline's feature columns, in order (the bootstrap model uses them too).
-    const NAMES: [&str; 20] = [
-        "fused",
-        "dense",
-        "keyword",
-        "rerank",
-        "rank",
-        "gap_to_top",
-        "top_fused",
-        "age_days",
-        "same_project",
-        "same_framework",
-        "kind_item",
-        "kind_note",
-        "item_kind",
-        "importance",
-        "uses",
-        "not_useful",
-        "query_words",
-        "text_chars",
-        "overlap",
-        "llm_judge",
-    ];
+    /// The pipeline's feature columns, in order.
+    const NAMES: [&str; 20] = crate::note::FEATURES;
 
     /// A separable set: the label follows two features (plus a little noise), the rest is
     /// noise; every 7th judge score missing.
