@@ -155,8 +155,31 @@ pub(crate) fn evidence_ids(v: &serde_json::Value) -> Vec<String> {
     out
 }
 
+/// The audit's corrected evidence per (conversation, question index), when an audit file is
+/// given: a JSON list of `{sample_id, qa_index, correct_evidence}`.
+pub(crate) fn audit_corrections(
+    audit: Option<&Path>,
+) -> anyhow::Result<HashMap<(String, usize), Vec<String>>> {
+    let mut corrections = HashMap::new();
+    if let Some(a) = audit {
+        let v: serde_json::Value = serde_json::from_str(
+            &fs_err::read_to_string(a).with_context(|| format!("cannot read {}", a.display()))?,
+        )
+        .with_context(|| format!("{} is not JSON", a.display()))?;
+        for c in v.as_array().into_iter().flatten() {
+            if let (Some(id), Some(i)) = (c["sample_id"].as_str(), c["qa_index"].as_u64()) {
+                corrections.insert(
+                    (id.to_owned(), i as usize),
+                    evidence_ids(&c["correct_evidence"]),
+                );
+            }
+        }
+    }
+    Ok(corrections)
+}
+
 /// `1:56 pm on 8 May, 2023` → a UTC time.
-fn session_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+pub(crate) fn session_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     let s = s.trim().to_uppercase();
     chrono::NaiveDateTime::parse_from_str(&s, "%I:%M %p ON %d %B, %Y")
         .ok()
@@ -314,19 +337,7 @@ pub async fn locomo(
             file.display()
         )
     };
-    let mut corrections: HashMap<(String, usize), Vec<String>> = HashMap::new();
-    if let Some(a) = audit {
-        let v: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(a)?)
-            .with_context(|| format!("{} is not JSON", a.display()))?;
-        for c in v.as_array().into_iter().flatten() {
-            if let (Some(id), Some(i)) = (c["sample_id"].as_str(), c["qa_index"].as_u64()) {
-                corrections.insert(
-                    (id.to_owned(), i as usize),
-                    evidence_ids(&c["correct_evidence"]),
-                );
-            }
-        }
-    }
+    let corrections = audit_corrections(audit)?;
     let setups: Vec<Setup> = setups
         .into_iter()
         .filter(|s| {

@@ -4,7 +4,7 @@
 //! session, and the model calls and tokens per 100 requests. With `--recordings`, the
 //! provider's answers are recorded once and replayed on the next run, so the figure can be
 //! reproduced without the model.
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use cairn_llm::{Llm, Policy, Provider, Recorded};
 use cairn_store::Store;
 use serde::Serialize;
 
-use crate::eval::{evidence_ids, locomo_records};
+use crate::eval::{audit_corrections, evidence_ids, locomo_records};
 
 /// What the distillation eval measured.
 #[derive(Debug, Default, Serialize)]
@@ -81,19 +81,7 @@ pub async fn run(
             file.display()
         )
     };
-    let mut corrections: HashMap<(String, usize), Vec<String>> = HashMap::new();
-    if let Some(a) = audit {
-        let v: serde_json::Value = serde_json::from_str(&fs_err::read_to_string(a)?)
-            .with_context(|| format!("{} is not JSON", a.display()))?;
-        for c in v.as_array().into_iter().flatten() {
-            if let (Some(id), Some(i)) = (c["sample_id"].as_str(), c["qa_index"].as_u64()) {
-                corrections.insert(
-                    (id.to_owned(), i as usize),
-                    evidence_ids(&c["correct_evidence"]),
-                );
-            }
-        }
-    }
+    let corrections = audit_corrections(audit)?;
     let live = cairn_llm::provider_from_settings(&settings.llm, paths)?.ok_or_else(|| {
         anyhow::anyhow!(
             "no model provider is set: set llm.provider (for example --set llm.provider=local \

@@ -31,7 +31,7 @@ use cairn_core::{NewRecord, Outcome, RecordId};
 use cairn_recall::note::Kind;
 use serde::Serialize;
 
-use crate::eval::evidence_ids;
+use crate::eval::{audit_corrections, evidence_ids, session_time};
 
 /// LoCoMo categories whose questions have evidence turns (5, adversarial, has none).
 const NEEDED_CATEGORIES: [u64; 4] = [1, 2, 3, 4];
@@ -69,21 +69,7 @@ fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
             file.display()
         )
     };
-    let mut corrections: HashMap<(String, usize), Vec<String>> = HashMap::new();
-    if let Some(a) = audit {
-        let v: serde_json::Value = serde_json::from_str(
-            &fs_err::read_to_string(a).with_context(|| format!("cannot read {}", a.display()))?,
-        )
-        .with_context(|| format!("{} is not JSON", a.display()))?;
-        for c in v.as_array().into_iter().flatten() {
-            if let (Some(id), Some(i)) = (c["sample_id"].as_str(), c["qa_index"].as_u64()) {
-                corrections.insert(
-                    (id.to_owned(), i as usize),
-                    evidence_ids(&c["correct_evidence"]),
-                );
-            }
-        }
-    }
+    let corrections = audit_corrections(audit)?;
     let mut out = Vec::new();
     for (n, c) in convs.iter().enumerate() {
         let id = c["sample_id"]
@@ -135,14 +121,6 @@ fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
         bail!("{} holds no conversation", file.display());
     }
     Ok(out)
-}
-
-/// `1:56 pm on 8 May, 2023` → a UTC time.
-fn session_time(s: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    let s = s.trim().to_uppercase();
-    chrono::NaiveDateTime::parse_from_str(&s, "%I:%M %p ON %d %B, %Y")
-        .ok()
-        .map(|t| t.and_utc())
 }
 
 /// A conversation's memory: the service over its records, and which record holds each
