@@ -157,3 +157,101 @@ fn a_file_that_is_not_locomo_is_a_clear_error() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent.json"));
 }
+
+/// `cairn eval note`: each question a turn against its own conversation's memory and the
+/// other's; one JSON object whose counts follow the file; the figures kept for the app.
+#[test]
+fn eval_note_asks_own_and_foreign_questions_and_keeps_the_figures_for_the_app() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let (f, a) = file(dir.path());
+    // A second conversation, so each one's questions can be asked of the other's memory.
+    let mut data: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(&f).unwrap()).unwrap();
+    data.as_array_mut().unwrap().push(serde_json::json!({
+        "sample_id": "conv-u",
+        "conversation": {
+            "speaker_a": "Cleo", "speaker_b": "Dan",
+            "session_1_date_time": "9:00 am on 2 July, 2023",
+            "session_1": [
+                {"speaker": "Cleo", "dia_id": "D1:1", "text": "I finally fixed the leaking kitchen tap with a new washer."},
+                {"speaker": "Dan", "dia_id": "D1:2", "text": "Nice. I started training for the autumn marathon."}
+            ]
+        },
+        "qa": [
+            {"question": "What did Cleo fix in the kitchen?", "answer": "the tap", "evidence": ["D1:1"], "category": 4}
+        ]
+    }));
+    fs_err::write(&f, data.to_string()).unwrap();
+    let home = dir.path().join("home");
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", &home)
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args([
+            "eval",
+            "note",
+            f.to_str().unwrap(),
+            "--audit",
+            a.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Three answerable questions in conv-t (the adversarial one is left out), one in conv-u;
+    // each asked of the other conversation too.
+    assert_eq!(e["n"], serde_json::json!(4), "{e}");
+    assert_eq!(e["needed"], serde_json::json!(4), "{e}");
+    assert_eq!(e["foreign"], serde_json::json!(4), "{e}");
+    assert!(e["entries_shown"].as_u64().unwrap() <= 12, "{e}");
+    for k in [
+        "note_rate",
+        "hit_rate",
+        "precision",
+        "foreign_silence",
+        "candidates_hold_evidence",
+    ] {
+        let v = e[k].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{k}: {e}");
+    }
+    assert!(
+        e["candidates_hold_evidence"].as_f64().unwrap() >= 0.75,
+        "the evidence turns are among the candidates: {e}"
+    );
+    assert!(
+        e["p50_ms"].as_f64().unwrap() <= e["p95_ms"].as_f64().unwrap(),
+        "{e}"
+    );
+    // Activity → Notes shows the latest figures.
+    let kept: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(home.join("data/note-eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(kept["n"], e["n"]);
+    assert_eq!(kept["precision"], e["precision"]);
+    assert!(
+        kept["file"].as_str().unwrap().ends_with("locomo.json"),
+        "{kept}"
+    );
+
+    // A file that is not LoCoMo-shaped is a clear error.
+    let bad = dir.path().join("bad.json");
+    fs_err::write(&bad, "{\"not\": \"a list\"}").unwrap();
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", &home)
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .args(["eval", "note", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("expected a list of conversations"),
+        "{out:?}"
+    );
+}
