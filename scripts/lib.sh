@@ -136,6 +136,30 @@ ensure_test_llm() {
   printf '%s\n' "$file"
 }
 
+# The Anthropic Python SDK (anthropic==2.15.0) in its own venv, for the memory-tool
+# conformance tests: its BetaLocalFilesystemMemoryTool is the reference Cairn's notes answer
+# like, and its BetaAbstractMemoryTool drives `cairn memory-tool`. Prints the venv's python.
+ensure_memory_tool_python() {
+  local py venv vpy want=2.15.0
+  py=$(command -v python3 || command -v python) || die "python3 is missing: install it (apt-get install python3 python3-venv)"
+  venv="${XDG_CACHE_HOME:-$HOME/.cache}/cairn/venv-anthropic"
+  vpy="$venv/bin/python"
+  if [ ! -x "$vpy" ]; then
+    step "Creating a Python venv for the memory-tool tests ($venv)" >&2
+    mkdir -p "$(dirname "$venv")"
+    "$py" -m venv "$venv" >&2 \
+      || die "cannot create the venv $venv: install the venv module (apt-get install python3-venv)"
+  fi
+  if ! "$vpy" -c "import sys, anthropic; sys.exit(0 if anthropic.__version__ == '$want' else 1)" 2>/dev/null; then
+    step "Installing anthropic==$want from PyPI into $venv" >&2
+    "$vpy" -m pip install --quiet --disable-pip-version-check "anthropic==$want" >&2 \
+      || die "cannot pip install anthropic==$want into $venv (is PyPI reachable?)"
+    "$vpy" -c "import sys, anthropic; sys.exit(0 if anthropic.__version__ == '$want' else 1)" \
+      || die "anthropic==$want was installed into $venv but python cannot import that version"
+  fi
+  printf '%s\n' "$vpy"
+}
+
 build_ui() {
   ensure_npm "$ROOT/ui"
   step "Building the web UI"

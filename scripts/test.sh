@@ -25,6 +25,9 @@ export CAIRN_TEST_MODELS="$(ensure_test_models)"
 # (Assigned, then exported: `export X="$(f)"` would hide a failure of f.)
 CAIRN_TEST_LLM_GGUF="$(ensure_test_llm)"
 export CAIRN_TEST_LLM_GGUF
+# The Anthropic SDK (own venv) for the memory-tool conformance tests.
+CAIRN_TEST_ANTHROPIC_PYTHON="$(ensure_memory_tool_python)"
+export CAIRN_TEST_ANTHROPIC_PYTHON
 export CAIRN__MODELS__EMBEDDER="$CAIRN_TEST_MODELS"
 export CAIRN__MODELS__DOWNLOAD=false
 
