@@ -17,6 +17,7 @@ mod eval;
 mod eval_distill;
 mod hook;
 mod llm;
+mod memory_tool;
 mod note_eval;
 mod turn_cli;
 
@@ -142,6 +143,37 @@ enum Command {
         /// The project the agent works in (default: from the working directory).
         #[arg(long)]
         project: Option<String>,
+        /// Mount another store under /memories/NAME: NAME=user or NAME=project:<identity>,
+        /// read-only unless it ends in :rw (repeatable; at most 7).
+        #[arg(long = "mount", value_name = "NAME=STORE[:rw]")]
+        mounts: Vec<String>,
+    },
+    /// Answer memory-tool commands (the `memory_20250818` tool's JSON, as a model sends it)
+    /// with Cairn's notes: one command on stdin, or JSON lines of them; prints the tool
+    /// result to hand back to the model.
+    #[command(
+        after_help = "Paths: /memories is the caller's notes (the user's, or the project's with --project); /memories/NAME is a store added with --mount.\nOutput: the result's text (exit 3 when the command was refused: return it with is_error), or with --json, --stream or several commands one JSON object per command: {\"content\", \"is_error\", \"sha256\"}.\nExample: echo '{\"command\":\"view\",\"path\":\"/memories\"}' | cairn memory-tool"
+    )]
+    MemoryTool {
+        /// The caller's own notes are this project's (default: the user's notes).
+        #[arg(long)]
+        project: Option<String>,
+        /// Refuse every write.
+        #[arg(long)]
+        read_only: bool,
+        /// Mount another store under /memories/NAME: NAME=user or NAME=project:<identity>,
+        /// read-only unless it ends in :rw (repeatable; at most 7).
+        #[arg(long = "mount", value_name = "NAME=STORE[:rw]")]
+        mounts: Vec<String>,
+        /// Print each result as JSON: {"content", "is_error", "sha256"}.
+        #[arg(long)]
+        json: bool,
+        /// Answer each JSON line of stdin as it arrives (one JSON result per line).
+        #[arg(long)]
+        stream: bool,
+        /// The application's name, kept in the notes' versions as agent:<client>.
+        #[arg(long, default_value = "memory-tool")]
+        client: String,
     },
     /// Titled Markdown notes.
     Notes {
@@ -575,7 +607,10 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("cairn: {:#}", f.error);
+            // A refused memory-tool command has printed its message as the result.
+            if !f.error.to_string().is_empty() {
+                eprintln!("cairn: {:#}", f.error);
+            }
             ExitCode::from(f.code)
         }
     }
@@ -682,6 +717,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let component = match cli.command {
         Command::Daemon { .. } => "daemon",
         Command::Mcp { .. } => "mcp",
+        Command::MemoryTool { .. } => "memory-tool",
         _ => "cli",
     };
     let stderr_level = if component == "daemon" {
@@ -1175,8 +1211,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
-            Command::Mcp { read_only, project } => {
+            Command::Mcp {
+                read_only,
+                project,
+                mounts,
+            } => {
                 let project = project.or_else(current_project);
+                let mounts = mounts
+                    .iter()
+                    .map(|m| memory_tool::parse_mount(m))
+                    .collect::<anyhow::Result<Vec<_>>>()
+                    .map_err(|e| Failure { code: 2, error: e })?;
                 cairn_mcp::serve_stdio(cairn_mcp::Options {
                     service_file: paths.service_file(),
                     project,
@@ -1185,9 +1230,42 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     } else {
                         cairn_core::api::NoteAccess::ReadWrite
                     },
+                    mounts,
                 })
                 .await
                 .map_err(|e| Failure::from(anyhow::anyhow!(e)))
+            }
+            Command::MemoryTool {
+                project,
+                read_only,
+                mounts,
+                json,
+                stream,
+                client,
+            } => {
+                let mounts = mounts
+                    .iter()
+                    .map(|m| memory_tool::parse_mount(m))
+                    .collect::<anyhow::Result<Vec<_>>>()
+                    .map_err(|e| Failure { code: 2, error: e })?;
+                let caller = memory_tool::Caller {
+                    project,
+                    read_only,
+                    mounts,
+                    client,
+                };
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = memory_tool::run(&backend, &caller, json, stream).await;
+                backend.close().await;
+                match res? {
+                    0 => Ok(()),
+                    code => Err(Failure {
+                        code,
+                        error: anyhow::anyhow!(""),
+                    }),
+                }
             }
             Command::Notes {
                 what: NotesCmd::Titles { project, json },

@@ -358,6 +358,7 @@ mod fuzz {
             .unwrap();
         let server = |access| {
             cairn_mcp::CairnMcp::new(cairn_mcp::Options {
+                mounts: vec![],
                 service_file: ch.path().join("run/service.json"),
                 project: Some("/tmp/kestrel".into()),
                 access,

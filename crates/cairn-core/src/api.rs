@@ -596,6 +596,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<NoteVersionList>(),
         file::<NoteVersionReq>(),
         file::<NoteVersionDoc>(),
+        file::<NoteMount>(),
+        file::<NotePrecondition>(),
         file::<NoteCommandReq>(),
         file::<NoteCommandRes>(),
         file::<NotesTitlesReq>(),

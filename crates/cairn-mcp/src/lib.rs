@@ -38,6 +38,8 @@ pub struct Options {
     pub project: Option<String>,
     /// Notes access for this client.
     pub access: NoteAccess,
+    /// More stores mounted under `/memories/<name>/` for this client.
+    pub mounts: Vec<cairn_core::api::NoteMount>,
 }
 
 /// The most a tool answer holds (agents pay for every character).
@@ -92,28 +94,65 @@ impl CairnMcp {
                      directory)."
                 .to_owned(),
         };
+        let mounts_note = if self.opts.mounts.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = self
+                .opts
+                .mounts
+                .iter()
+                .map(|m| {
+                    let what = match &m.project {
+                        Some(p) => format!("project {p}"),
+                        None => "the user's notes".to_owned(),
+                    };
+                    let access = if m.access == NoteAccess::ReadOnly || read_only {
+                        "read-only"
+                    } else {
+                        "read-write"
+                    };
+                    format!("/memories/{} ({what}, {access})", m.name)
+                })
+                .collect();
+            format!(" Also mounted: {}.", list.join(", "))
+        };
         let notes_desc = if read_only {
             format!(
-                "Read Cairn's titled Markdown notes (read-only for this client). `view` with \
-                 path \"\" lists the notes; `view` with a path shows a note with line numbers. \
-                 {scope_note}"
+                "Read Cairn's titled Markdown notes (read-only for this client), the memory \
+                 tool's /memories directory. `view` with path \"/memories\" lists the notes; \
+                 `view` with a file's path shows it with line numbers (view_range [first, last] \
+                 for part of it). `versions` lists a note's kept versions, `version` shows one. \
+                 {scope_note}{mounts_note}"
             )
         } else {
             format!(
-                "Keep titled Markdown notes that outlast this session: conventions, decisions, \
-                 pitfalls, how-tos worth remembering. One topic per file, a `# Title` first \
-                 line. Commands: `view` (path \"\" lists the notes; a file shows with line \
-                 numbers), `create` (path, file_text; overwrites), `str_replace` (path, old_str \
-                 that occurs exactly once, new_str), `insert` (path, insert_line: 0 = top, \
-                 insert_text), `delete` (path), `rename` (path, new_path). Writes accept \
-                 expected_sha256 (from a previous answer): if the note changed since, the \
-                 write fails with a conflict and nothing is changed. Never store secrets; \
-                 they are redacted. {scope_note}"
+                "Keep titled Markdown notes that outlast this session, in the memory tool's \
+                 /memories directory: conventions, decisions, pitfalls, how-tos worth \
+                 remembering. One topic per file, a `# Title` first line. Commands: `view` \
+                 (path \"/memories\" lists the notes; a file shows with line numbers; \
+                 view_range), `create` (path, file_text; refused if the file exists, unless \
+                 expected_sha256 is its current hash: then it overwrites), `str_replace` \
+                 (path, old_str that occurs exactly once, new_str), `insert` (path, \
+                 insert_line: 0 = top, insert_text), `delete` (path; a directory with all its \
+                 notes), `rename` (old_path, new_path). Paths: `/memories/conventions.md` or \
+                 relative (`conventions.md`). Writes accept expected_sha256 (from a previous \
+                 answer): if the note changed since, the write fails with a conflict and \
+                 nothing is changed. Every change is kept as a version: `versions` (path) \
+                 lists them, `version` (path, version) shows one, `redact` (path, version) \
+                 strips one's content for good. Never store secrets; they are redacted. \
+                 {scope_note}{mounts_note}"
             )
         };
-        let mut commands = vec!["view"];
+        let mut commands = vec!["view", "versions", "version"];
         if !read_only {
-            commands.extend(["create", "str_replace", "insert", "delete", "rename"]);
+            commands.extend([
+                "create",
+                "str_replace",
+                "insert",
+                "delete",
+                "rename",
+                "redact",
+            ]);
         }
         vec![
             Tool::new(
@@ -174,7 +213,7 @@ impl CairnMcp {
                     "type": "object",
                     "properties": {
                         "command": {"type": "string", "enum": commands},
-                        "path": {"type": "string", "description": "Relative path of the note, e.g. `conventions.md` or `db/migrations.md`; \"\" for the list."},
+                        "path": {"type": "string", "description": "The note or directory: `/memories/conventions.md`, `/memories/db/migrations.md` (or relative: `conventions.md`); `/memories` for the list."},
                         "scope": {"type": "string", "enum": ["project", "user"], "description": "Which notes (project by default when there is a project)."},
                         "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2, "description": "view: first and last line (1-based; -1 = to the end)."},
                         "file_text": {"type": "string"},
@@ -182,7 +221,9 @@ impl CairnMcp {
                         "new_str": {"type": "string"},
                         "insert_line": {"type": "integer", "minimum": 0},
                         "insert_text": {"type": "string"},
-                        "new_path": {"type": "string"},
+                        "old_path": {"type": "string", "description": "rename: the note or directory to move."},
+                        "new_path": {"type": "string", "description": "rename: where it goes (must not exist)."},
+                        "version": {"type": "integer", "minimum": 1, "description": "version, redact: which version (from `versions`)."},
                         "expected_sha256": {"type": "string", "description": "Write only if the note still has this content hash."}
                     },
                     "required": ["command"]
@@ -227,6 +268,17 @@ impl CairnMcp {
     }
 
     async fn rpc(&self, method: &str, params: Value) -> Result<Value, String> {
+        self.rpc_with(method, params, true).await
+    }
+
+    /// Calls the service. `with_code`: a refusal reads `<code>: <message>`; without it, only
+    /// the message (the memory-tool contract's tool errors are bare messages).
+    async fn rpc_with(
+        &self,
+        method: &str,
+        params: Value,
+        with_code: bool,
+    ) -> Result<Value, String> {
         let file = self.opts.service_file.clone();
         let method = method.to_owned();
         tokio::task::spawn_blocking(move || {
@@ -238,8 +290,10 @@ impl CairnMcp {
             client.call(&method, &params).map_err(|e| {
                 if e.code == cairn_core::ErrorCode::Unavailable {
                     format!("{NOT_RUNNING} ({})", e.message)
-                } else {
+                } else if with_code {
                     format!("{}: {}", e.code, e.message)
+                } else {
+                    e.message
                 }
             })
         })
@@ -305,7 +359,9 @@ impl CairnMcp {
                 if command.is_empty() {
                     return Err("notes needs a `command`: view, create, str_replace, insert, delete or rename".into());
                 }
-                if self.opts.access == NoteAccess::ReadOnly && command != "view" {
+                if self.opts.access == NoteAccess::ReadOnly
+                    && !["view", "versions", "version"].contains(&command.as_str())
+                {
                     return Err(format!(
                         "forbidden: this client has read-only access to notes; `{command}` is a write"
                     ));
@@ -331,8 +387,11 @@ impl CairnMcp {
                     "new_str",
                     "insert_line",
                     "insert_text",
+                    "old_path",
                     "new_path",
+                    "version",
                     "expected_sha256",
+                    "precondition",
                 ] {
                     if let Some(v) = args.remove(key) {
                         params.insert(key.into(), v);
@@ -354,7 +413,12 @@ impl CairnMcp {
                     serde_json::to_value(self.opts.access).map_err(|e| e.to_string())?,
                 );
                 params.insert("author".into(), json!(format!("agent:{client}")));
-                let v = self.rpc("note_command", Value::Object(params)).await?;
+                if !self.opts.mounts.is_empty() {
+                    params.insert("mounts".into(), json!(self.opts.mounts));
+                }
+                let v = self
+                    .rpc_with("note_command", Value::Object(params), false)
+                    .await?;
                 let res: NoteCommandRes =
                     serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
                 let mut text = res.output.clone();

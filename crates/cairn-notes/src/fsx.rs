@@ -315,7 +315,6 @@ pub(crate) fn sync_dir(dir: &Path) {
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
     pub(crate) path: PathBuf,
-    pub(crate) stat: FileStat,
 }
 
 /// Every plain file under `dir` (at most [`MAX_DEPTH`] components deep) whose relative path
@@ -365,71 +364,45 @@ fn walk_into(
                 format!("{}/{name}", prefix.join("/"))
             };
             if rel.len() <= crate::path::MAX_PATH_BYTES {
-                out.insert(
-                    rel,
-                    Found {
-                        path,
-                        stat: FileStat::of(&m),
-                    },
-                );
+                out.insert(rel, Found { path });
             }
         }
     }
     Ok(())
 }
 
-/// One entry of a directory listing.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    /// Path relative to the scope root; directories end with `/`.
+/// One line of a memory-tool directory view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TreeEntry {
+    /// The path relative to the viewed directory; directories end with `/`.
     pub(crate) rel: String,
-    /// Bytes (the total of the files below, for a directory).
+    /// A file's size, or the total size of the files below a directory.
     pub(crate) size: u64,
 }
 
-/// The entries under `dir` up to `depth` levels, as [`walk`] sees them (links and hidden
-/// names skipped), sorted by path. `base` is `dir`'s path relative to the scope root.
-pub(crate) fn listing(dir: &Path, base: &str, depth: usize) -> Result<Vec<Entry>> {
-    let files = walk(dir)?;
-    let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
-    let prefix = if base.is_empty() {
-        String::new()
-    } else {
-        format!("{base}/")
-    };
-    for (rel, f) in &files {
-        let parts: Vec<&str> = rel.split('/').collect();
-        for level in 1..=parts.len().min(depth) {
-            let is_file = level == parts.len();
-            let mut key = format!("{prefix}{}", parts[..level].join("/"));
-            if !is_file {
-                key.push('/');
-            }
-            *sizes.entry(key).or_default() += f.stat.size;
-        }
-    }
-    // Directories with nothing visible below still show.
-    list_dirs(dir, &prefix, depth, &mut sizes)?;
-    Ok(sizes
-        .into_iter()
-        .map(|(rel, size)| Entry { rel, size })
-        .collect())
+/// The visible entries under `dir` up to `depth` levels, in the memory tool's order: each
+/// directory's names sorted, a directory followed by its own entries. Links and names a
+/// caller could not use are skipped, never followed.
+pub(crate) fn tree(dir: &Path, depth: usize) -> Result<Vec<TreeEntry>> {
+    let mut out = Vec::new();
+    tree_into(dir, "", 1, depth, &mut out)?;
+    Ok(out)
 }
 
-fn list_dirs(
+/// Appends `dir`'s entries (level `level`) to `out` and returns the total file size below.
+fn tree_into(
     dir: &Path,
     prefix: &str,
+    level: usize,
     depth: usize,
-    sizes: &mut BTreeMap<String, u64>,
-) -> Result<()> {
-    if depth == 0 {
-        return Ok(());
-    }
+    out: &mut Vec<TreeEntry>,
+) -> Result<u64> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(Error::io("list", dir, e)),
     };
+    let mut names: Vec<(String, PathBuf)> = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("list", dir, e))?;
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
@@ -438,15 +411,39 @@ fn list_dirs(
         if component_problem(&name).is_some() {
             continue;
         }
-        let path = entry.path();
+        names.push((name, entry.path()));
+    }
+    names.sort();
+    let mut total = 0;
+    for (name, path) in names {
         let Ok(m) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        if m.is_dir() && !m.file_type().is_symlink() {
-            let key = format!("{prefix}{name}/");
-            sizes.entry(key.clone()).or_default();
-            list_dirs(&path, &key, depth - 1, sizes)?;
+        if m.file_type().is_symlink() {
+            continue;
+        }
+        let rel = format!("{prefix}{name}");
+        if m.is_dir() {
+            let at = out.len();
+            if level <= depth {
+                out.push(TreeEntry {
+                    rel: format!("{rel}/"),
+                    size: 0,
+                });
+            }
+            let mut below = Vec::new();
+            let size = tree_into(&path, &format!("{rel}/"), level + 1, depth, &mut below)?;
+            if level <= depth {
+                out[at].size = size;
+                out.extend(below);
+            }
+            total += size;
+        } else if m.is_file() && link_count(&m) <= 1 {
+            if level <= depth {
+                out.push(TreeEntry { rel, size: m.len() });
+            }
+            total += m.len();
         }
     }
-    Ok(())
+    Ok(total)
 }

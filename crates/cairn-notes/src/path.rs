@@ -19,6 +19,18 @@ pub const MAX_COMPONENT_BYTES: usize = 255;
 pub const MAX_DEPTH: usize = 8;
 /// The suffix of Cairn's temporary files (refused in every path).
 pub const TEMP_SUFFIX: &str = ".tmp-cairn";
+/// The notes root as the memory-tool contract names it.
+pub const MEMORIES: &str = "/memories";
+
+/// The path below `/memories` when `raw` is spelt the contract's way (`""` for the root).
+pub(crate) fn contract_rest(raw: &str) -> Option<&str> {
+    let rest = raw.strip_prefix(MEMORIES)?;
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.strip_prefix('/')
+}
+
 /// The longest project identity accepted.
 const MAX_PROJECT_BYTES: usize = 1024;
 
@@ -98,8 +110,9 @@ const DEVICE_NAMES: &[&str] = &[
     "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³",
 ];
 
-/// Checks a caller's path. `allow_root`: the empty path (or `/`) names the scope's root,
-/// which only `view` accepts.
+/// Checks a caller's path: the contract's spelling (`/memories` for the root,
+/// `/memories/<path>` for a note) or relative to the notes root. `allow_root`: the root
+/// (`/memories`, `/memories/`, empty or `/`) is accepted, which only `view` does.
 pub(crate) fn parse_path(raw: &str, allow_root: bool) -> Result<RelPath> {
     let refuse = |reason: String| Err(Error::path(raw, reason));
     if raw.len() > MAX_PATH_BYTES {
@@ -108,7 +121,13 @@ pub(crate) fn parse_path(raw: &str, allow_root: bool) -> Result<RelPath> {
             raw.len()
         ));
     }
-    if raw.is_empty() || raw == "/" {
+    let text = contract_rest(raw).unwrap_or(raw);
+    if text.starts_with('/') && !(text == "/" && raw == "/") && !text.starts_with("//") {
+        return refuse(format!(
+            "it is absolute outside {MEMORIES}; name a note {MEMORIES}/<path> or relative to the notes root"
+        ));
+    }
+    if text.is_empty() || text == "/" {
         if allow_root {
             return Ok(RelPath { comps: Vec::new() });
         }
@@ -116,7 +135,7 @@ pub(crate) fn parse_path(raw: &str, allow_root: bool) -> Result<RelPath> {
             "it names the scope's root, which only `view` accepts; name a file".to_owned(),
         );
     }
-    for c in raw.chars() {
+    for c in text.chars() {
         if c == '\0' {
             return refuse("it contains a NUL character".to_owned());
         }
@@ -139,39 +158,39 @@ pub(crate) fn parse_path(raw: &str, allow_root: bool) -> Result<RelPath> {
             ));
         }
     }
-    let bytes = raw.as_bytes();
+    let bytes = text.as_bytes();
     if let Some(i) = (0..bytes.len().saturating_sub(2)).find(|&i| {
         bytes[i] == b'%' && bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit()
     }) {
         return refuse(format!(
             "it contains URL encoding (`{}`); send the path decoded",
-            &raw[i..i + 3]
+            &text[i..i + 3]
         ));
     }
-    if raw.starts_with("\\\\") || raw.starts_with("//") {
+    if text.starts_with("\\\\") || text.starts_with("//") {
         return refuse("it is a Windows UNC or device path".to_owned());
     }
     if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
         return refuse(format!(
             "it names a Windows drive (`{}`); paths are relative to the notes root",
-            &raw[..2]
+            &text[..2]
         ));
     }
-    if raw.starts_with('/') {
+    if text.starts_with('/') {
         return refuse("it is absolute; paths are relative to the notes root".to_owned());
     }
-    if raw.contains('\\') {
+    if text.contains('\\') {
         return refuse("it contains a backslash; separate components with `/`".to_owned());
     }
-    if raw.contains(':') {
+    if text.contains(':') {
         return refuse("it contains `:`, a Windows drive or stream separator".to_owned());
     }
-    if let Some(c) = raw.chars().find(|c| WINDOWS_RESERVED.contains(c)) {
+    if let Some(c) = text.chars().find(|c| WINDOWS_RESERVED.contains(c)) {
         return refuse(format!(
             "it contains `{c}`, which Windows file names cannot hold"
         ));
     }
-    let comps: Vec<&str> = raw.split('/').collect();
+    let comps: Vec<&str> = text.split('/').collect();
     if comps.len() > MAX_DEPTH {
         return refuse(format!(
             "it is {} levels deep; the limit is {MAX_DEPTH}",

@@ -102,58 +102,6 @@ pub fn title_of(content: &str, file_name: &str) -> String {
     clip(stem)
 }
 
-/// Number of lines, as `view` numbers them.
-pub fn line_count(content: &str) -> usize {
-    content.lines().count()
-}
-
-/// `N line` / `N lines`.
-pub fn lines_word(n: usize) -> String {
-    if n == 1 {
-        "1 line".to_owned()
-    } else {
-        format!("{n} lines")
-    }
-}
-
-/// The lines `start..=end` (1-based), numbered `{:>6}\t{line}`.
-pub fn numbered(content: &str, start: usize, end: usize) -> String {
-    content
-        .lines()
-        .enumerate()
-        .skip(start.saturating_sub(1))
-        .take(end + 1 - start.max(1))
-        .map(|(i, l)| format!("{:>6}\t{l}", i + 1))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The byte offset just after line `n` (1-based; 0 = the start), and whether a newline must
-/// be added there first (the last line has none). `None` when there are fewer lines.
-pub fn after_line(content: &str, n: usize) -> Option<(usize, bool)> {
-    if n == 0 {
-        return Some((0, false));
-    }
-    let mut seen = 0;
-    let mut offset = 0;
-    for piece in content.split_inclusive('\n') {
-        seen += 1;
-        offset += piece.len();
-        if seen == n {
-            return Some((offset, !piece.ends_with('\n')));
-        }
-    }
-    None
-}
-
-/// The 1-based line numbers where each match of `needle` starts.
-pub fn match_lines(content: &str, needle: &str) -> Vec<usize> {
-    content
-        .match_indices(needle)
-        .map(|(i, _)| content[..i].matches('\n').count() + 1)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,15 +123,5 @@ mod tests {
         assert_eq!(title_of("#hashtag only", "x.md"), "#hashtag only");
         let long = format!("# {}", "w".repeat(300));
         assert_eq!(title_of(&long, "x.md").chars().count(), MAX_TITLE_CHARS);
-    }
-
-    #[test]
-    fn line_helpers() {
-        assert_eq!(numbered("a\nb\nc\n", 2, 3), "     2\tb\n     3\tc");
-        assert_eq!(after_line("a\nb", 1), Some((2, false)));
-        assert_eq!(after_line("a\nb", 2), Some((3, true)));
-        assert_eq!(after_line("a\nb", 3), None);
-        assert_eq!(after_line("", 0), Some((0, false)));
-        assert_eq!(match_lines("x\nab\nab", "ab"), vec![2, 3]);
     }
 }

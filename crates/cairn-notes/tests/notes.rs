@@ -39,85 +39,101 @@ async fn create_view_and_view_range() {
             "# Database\nUse sqlx.\nMigrations live in db/.\n",
         ))
         .await;
-    assert_eq!(res.output, "Created notes/db.md (3 lines).");
+    assert_eq!(
+        res.output,
+        "File created successfully at: /memories/notes/db.md"
+    );
     let sha = res.sha256.unwrap();
     assert_eq!(
         sha,
         sha256_hex("# Database\nUse sqlx.\nMigrations live in db/.\n")
     );
 
+    // Both spellings name the same note; answers use the contract's.
     let v = env.ok(view("notes/db.md")).await;
-    assert_eq!(
-        v.output,
-        "Here's the content of notes/db.md with line numbers:\n     1\t# Database\n     2\tUse sqlx.\n     3\tMigrations live in db/."
-    );
+    let whole = "Here's the content of /memories/notes/db.md with line numbers:\n     1\t# Database\n     2\tUse sqlx.\n     3\tMigrations live in db/.\n     4\t";
+    assert_eq!(v.output, whole);
     assert_eq!(v.sha256.as_deref(), Some(sha.as_str()));
+    assert_eq!(env.ok(view("/memories/notes/db.md")).await.output, whole);
 
-    let mut r = view("notes/db.md");
-    r.view_range = Some([2, 3]);
+    let ranged = |r: [i64; 2]| {
+        let mut q = view("/memories/notes/db.md");
+        q.view_range = Some(r);
+        q
+    };
     assert_eq!(
-        env.ok(r).await.output,
-        "Here's the content of notes/db.md with line numbers:\n     2\tUse sqlx.\n     3\tMigrations live in db/."
+        env.ok(ranged([2, 3])).await.output,
+        "Here's the content of /memories/notes/db.md with line numbers:\n     2\tUse sqlx.\n     3\tMigrations live in db/."
     );
-    let mut r = view("notes/db.md");
-    r.view_range = Some([3, -1]);
     assert!(
-        env.ok(r)
+        env.ok(ranged([3, -1]))
             .await
             .output
-            .ends_with("     3\tMigrations live in db/.")
+            .ends_with("     3\tMigrations live in db/.\n     4\t")
     );
-    for bad in [[0, 1], [4, -1], [2, 9], [3, 2], [-5, 2], [1, -2]] {
-        let mut r = view("notes/db.md");
-        r.view_range = Some(bad);
-        let e = env.run(r).await.unwrap_err();
-        assert_eq!(e.code(), ErrorCode::BadRequest, "{bad:?}");
-        assert!(
-            e.to_string().contains(&format!(
-                "view_range [{}, {}] is out of range for notes/db.md, which has 3 lines",
-                bad[0], bad[1]
-            )),
-            "{e}"
-        );
-    }
+    // Out-of-range ranges are cut to the file, as the contract's reference does.
+    assert_eq!(
+        env.ok(ranged([0, 1])).await.output,
+        "Here's the content of /memories/notes/db.md with line numbers:\n     1\t# Database"
+    );
+    assert_eq!(
+        env.ok(ranged([9, 12])).await.output,
+        "Here's the content of /memories/notes/db.md with line numbers:\n"
+    );
 
-    // Overwrite, then the directory listing.
-    let res = env.ok(create("notes/db.md", "# Database\n")).await;
-    assert_eq!(res.output, "Overwrote notes/db.md (1 line).");
+    // create never overwrites by surprise: only with the current hash.
+    let e = env
+        .run(create("notes/db.md", "# Database\n"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Conflict);
+    assert_eq!(e.to_string(), "File /memories/notes/db.md already exists");
+    let mut over = create("notes/db.md", "# Database\n");
+    over.expected_sha256 = Some(sha.clone());
+    assert_eq!(
+        env.ok(over).await.output,
+        "File overwritten successfully at: /memories/notes/db.md"
+    );
     env.ok(create("top.md", "hello\n")).await;
-    env.ok(create("notes/deeper/far/away.md", "x\n")).await;
-    let listing = env.ok(view("")).await.output;
-    let mut expected =
-        "Here are the files and directories up to 2 levels deep in / (the user notes):".to_owned();
+    env.ok(create("/memories/notes/deeper/far/away.md", "x\n"))
+        .await;
+    let listing = env.ok(view("/memories")).await.output;
+    let mut expected = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n19B\t/memories".to_owned();
     for (size, path) in [
         ("13B", "notes/"),
         ("11B", "notes/db.md"),
         ("2B", "notes/deeper/"),
         ("6B", "top.md"),
     ] {
-        expected.push_str(&format!("\n{size:>7}\t{path}"));
+        expected.push_str(&format!("\n{size}\t/memories/{path}"));
     }
     assert_eq!(listing, expected);
-    let listing = env.ok(view("/")).await.output;
-    assert!(listing.starts_with("Here are the files"), "{listing}");
+    for root in ["", "/", "/memories/"] {
+        let listing = env.ok(view(root)).await.output;
+        assert!(
+            listing.starts_with("Here're the files"),
+            "{root}: {listing}"
+        );
+    }
     let sub = env.ok(view("notes")).await.output;
-    assert!(sub.contains("notes/deeper/far/"), "{sub}");
+    assert!(sub.contains("/memories/notes/deeper/far/"), "{sub}");
     assert!(!sub.contains("away.md"), "two levels only: {sub}");
 
-    let missing = env.run(view("nope.md")).await.unwrap_err();
+    let missing = env.run(view("/memories/nope.md")).await.unwrap_err();
     assert_eq!(missing.code(), ErrorCode::NotFound);
     assert_eq!(
         missing.to_string(),
-        "nope.md does not exist in the user notes"
+        "The path /memories/nope.md does not exist. Please provide a valid path."
     );
 }
 
 #[tokio::test]
-async fn an_empty_scope_says_so() {
+async fn an_empty_scope_lists_only_its_root() {
     let env = Env::new().await;
-    assert_eq!(env.ok(view("")).await.output, "The user notes are empty.");
+    let empty = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n0B\t/memories";
+    assert_eq!(env.ok(view("/memories")).await.output, empty);
     let r = env.ok(in_project(view(""), APP)).await;
-    assert_eq!(r.output, format!("The notes of project {APP:?} are empty."));
+    assert_eq!(r.output, empty);
 }
 
 #[tokio::test]
@@ -126,18 +142,23 @@ async fn str_replace_insert_and_their_errors() {
     env.ok(create("a.md", "one\ntwo\nthree\ntwo\n")).await;
     let e = env.run(str_replace("a.md", "four", "4")).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::BadRequest);
-    assert!(
-        e.to_string().starts_with("no match for old_str in a.md"),
-        "{e}"
+    assert_eq!(
+        e.to_string(),
+        "No replacement was performed, old_str `four` did not appear verbatim in /memories/a.md."
     );
     let e = env.run(str_replace("a.md", "two", "2")).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::BadRequest);
     assert_eq!(
         e.to_string(),
-        "2 matches for old_str in a.md (lines 2, 4); make old_str unique"
+        "No replacement was performed. Multiple occurrences of old_str `two` in lines: 2, 4. Please ensure it is unique"
     );
-    let r = env.ok(str_replace("a.md", "two\nthree", "2\n3")).await;
-    assert_eq!(r.output, "Replaced 1 occurrence in a.md (line 2).");
+    let r = env
+        .ok(str_replace("/memories/a.md", "two\nthree", "2\n3"))
+        .await;
+    assert_eq!(
+        r.output,
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tone\n     2\t2\n     3\t3\n     4\ttwo"
+    );
     assert_eq!(r.sha256.unwrap(), sha256_hex("one\n2\n3\ntwo\n"));
     // new_str may be empty; a missing new_str means empty too.
     env.ok(str_replace("a.md", "one\n", "")).await;
@@ -156,28 +177,32 @@ async fn str_replace_insert_and_their_errors() {
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
 
-    // insert: top, middle, end, beyond.
+    // insert: top, middle, end, beyond; every file ends with a newline afterwards.
     assert_eq!(
         env.ok(insert("a.md", 0, "top")).await.output,
-        "Inserted 1 line after line 0 of a.md."
+        "The file /memories/a.md has been edited."
     );
     env.ok(insert("a.md", 1, "after top\n")).await;
-    env.ok(insert("a.md", 4, "end 1\nend 2")).await;
+    env.ok(insert("/memories/a.md", 4, "end 1\nend 2")).await;
     assert_eq!(
         fs_err::read_to_string(env.user_dir().join("a.md")).unwrap(),
-        "top\nafter top\n2\ntwo\nend 1\nend 2"
+        "top\nafter top\n2\ntwo\nend 1\nend 2\n"
     );
     env.ok(insert("a.md", 6, "last")).await;
     assert_eq!(
         fs_err::read_to_string(env.user_dir().join("a.md")).unwrap(),
-        "top\nafter top\n2\ntwo\nend 1\nend 2\nlast"
+        "top\nafter top\n2\ntwo\nend 1\nend 2\nlast\n"
     );
-    let e = env.run(insert("a.md", 8, "x")).await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::BadRequest);
-    assert_eq!(
-        e.to_string(),
-        "insert_line 8 is beyond the end of a.md, which has 7 lines; use 0 to 7"
-    );
+    for bad in [8, -1] {
+        let e = env.run(insert("a.md", bad, "x")).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BadRequest);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "Invalid `insert_line` parameter: {bad}. It should be within the range [0, 7]."
+            )
+        );
+    }
     let mut r = insert("a.md", 0, "x");
     r.insert_line = None;
     assert_eq!(env.run(r).await.unwrap_err().code(), ErrorCode::BadRequest);
@@ -199,8 +224,14 @@ async fn delete_and_rename_with_their_rules() {
     env.ok(create("b.md", "# B\n")).await;
     let id = env.notes.get(&user_ref("dir/a.md")).await.unwrap().note.id;
 
-    let r = env.ok(rename("dir/a.md", "moved/deep/a2.md")).await;
-    assert_eq!(r.output, "Renamed dir/a.md to moved/deep/a2.md.");
+    // The contract's spelling: old_path and new_path.
+    let mut r = rename("", "/memories/moved/deep/a2.md");
+    r.old_path = Some("/memories/dir/a.md".into());
+    let r = env.ok(r).await;
+    assert_eq!(
+        r.output,
+        "Successfully renamed /memories/dir/a.md to /memories/moved/deep/a2.md"
+    );
     let doc = env.notes.get(&user_ref("moved/deep/a2.md")).await.unwrap();
     assert_eq!(doc.note.id, id, "the id survives a rename");
     assert_eq!(doc.content, "# A\n");
@@ -211,37 +242,184 @@ async fn delete_and_rename_with_their_rules() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Conflict);
-    assert!(
-        e.to_string().contains("moved/deep/a2.md already exists"),
-        "{e}"
+    assert_eq!(
+        e.to_string(),
+        "The destination /memories/moved/deep/a2.md already exists"
     );
-    let e = env.run(rename("moved", "elsewhere")).await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::BadRequest);
-    assert!(e.to_string().contains("is a directory"), "{e}");
     let e = env.run(rename("nope.md", "x.md")).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
-
-    // Directories: only empty ones.
-    let e = env.run(delete("moved")).await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::BadRequest);
-    assert!(e.to_string().contains("not empty"), "{e}");
+    assert_eq!(e.to_string(), "The path /memories/nope.md does not exist");
+    let e = env.run(rename("/memories", "x")).await.unwrap_err();
     assert_eq!(
-        env.ok(delete("dir")).await.output,
-        "Deleted the empty directory dir/."
+        e.to_string(),
+        "Cannot rename the /memories directory itself"
     );
+
+    // A directory moves with its notes, each keeping its id.
+    let r = env.ok(rename("moved", "elsewhere")).await;
+    assert_eq!(
+        r.output,
+        "Successfully renamed /memories/moved to /memories/elsewhere"
+    );
+    let doc = env
+        .notes
+        .get(&user_ref("elsewhere/deep/a2.md"))
+        .await
+        .unwrap();
+    assert_eq!(doc.note.id, id);
+    assert!(!env.user_dir().join("moved").exists());
+
+    // A directory is deleted with its notes, whose versions are kept.
+    env.ok(create("elsewhere/b2.md", "# B2\n")).await;
+    assert_eq!(
+        env.ok(delete("/memories/elsewhere")).await.output,
+        "Successfully deleted /memories/elsewhere"
+    );
+    assert!(!env.user_dir().join("elsewhere").exists());
+    let versions = env
+        .notes
+        .versions(&user_ref("elsewhere/deep/a2.md"))
+        .await
+        .unwrap();
+    assert_eq!(versions.versions[0].action, "delete");
     assert_eq!(
         env.ok(delete("b.md")).await.output,
-        "Deleted b.md. Its versions are kept; restore one to bring it back."
+        "Successfully deleted /memories/b.md"
     );
     assert!(!env.user_dir().join("b.md").exists());
+    let e = env.run(delete("b.md")).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    assert_eq!(e.to_string(), "The path /memories/b.md does not exist");
     assert_eq!(
-        env.run(delete("b.md")).await.unwrap_err().code(),
-        ErrorCode::NotFound
+        env.run(delete("/memories")).await.unwrap_err().to_string(),
+        "Cannot delete the /memories directory itself"
     );
     // A new note may take a deleted note's path; it is a different note.
     env.ok(create("b.md", "# B again\n")).await;
     let again = env.notes.get(&user_ref("b.md")).await.unwrap();
     assert_eq!(again.note.versions, 1);
+}
+
+#[tokio::test]
+async fn mounted_stores_sit_under_memories_with_their_own_access() {
+    use cairn_core::api::{NoteAccess, NoteMount, NotePrecondition, NoteScopeKind};
+    let env = Env::new().await;
+    // A shared reference (the user's notes, read-only) next to the project's own notes.
+    env.ok(create("style.md", "# Style\nTabs.\n")).await;
+    let mount = |mut r: NoteCommandReq| {
+        r.scope = Some(NoteScopeKind::Project);
+        r.project = Some(APP.to_owned());
+        r.mounts = vec![NoteMount {
+            name: "shared".into(),
+            scope: NoteScopeKind::User,
+            project: None,
+            access: NoteAccess::ReadOnly,
+        }];
+        r
+    };
+    env.ok(mount(create("/memories/todo.md", "# Todo\n"))).await;
+    let listing = env.ok(mount(view("/memories"))).await.output;
+    assert_eq!(
+        listing,
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n21B\t/memories\n14B\t/memories/shared/\n14B\t/memories/shared/style.md\n7B\t/memories/todo.md"
+    );
+    let v = env.ok(mount(view("/memories/shared/style.md"))).await;
+    assert!(
+        v.output.ends_with("     2\tTabs.\n     3\t"),
+        "{}",
+        v.output
+    );
+    let e = env
+        .run(mount(str_replace(
+            "/memories/shared/style.md",
+            "Tabs",
+            "Spaces",
+        )))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Forbidden, "{e}");
+    // The project's own notes stay writable, with the memory stores' precondition.
+    let sha = sha256_hex("# Todo\n");
+    let mut w = mount(insert("/memories/todo.md", 1, "- ship"));
+    w.precondition = Some(NotePrecondition::ContentSha256 {
+        content_sha256: sha256_hex("stale"),
+    });
+    assert_eq!(
+        env.run(w.clone()).await.unwrap_err().code(),
+        ErrorCode::Conflict
+    );
+    w.precondition = Some(NotePrecondition::ContentSha256 {
+        content_sha256: sha,
+    });
+    env.ok(w).await;
+    // Renames stay inside one store.
+    let e = env
+        .run(mount(rename(
+            "/memories/todo.md",
+            "/memories/shared/todo.md",
+        )))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Forbidden, "{e}");
+    // At most eight stores.
+    let mut many = mount(view("/memories"));
+    many.mounts = (0..8)
+        .map(|i| NoteMount {
+            name: format!("m{i}"),
+            scope: NoteScopeKind::User,
+            project: None,
+            access: NoteAccess::ReadOnly,
+        })
+        .collect();
+    let e = env.run(many).await.unwrap_err();
+    assert!(e.to_string().contains("at most 8"), "{e}");
+}
+
+#[tokio::test]
+async fn versions_are_listed_fetched_and_redacted_through_the_commands() {
+    let env = Env::new().await;
+    env.ok(create("/memories/log.md", "first\n")).await;
+    env.ok(str_replace("/memories/log.md", "first", "second"))
+        .await;
+    let cmd = |name: &str, version: Option<u64>| NoteCommandReq {
+        command: name.into(),
+        path: "/memories/log.md".into(),
+        version,
+        ..Default::default()
+    };
+    let list = env.ok(cmd("versions", None)).await.output;
+    assert!(list.starts_with("Versions of /memories/log.md"), "{list}");
+    assert!(
+        list.contains("     2\t") && list.contains("\tedit\t"),
+        "{list}"
+    );
+    assert!(
+        list.contains("     1\t") && list.contains("\tcreate\t"),
+        "{list}"
+    );
+    let one = env.ok(cmd("version", Some(1))).await.output;
+    assert!(one.ends_with("     1\tfirst\n     2\t"), "{one}");
+    let red = env.ok(cmd("redact", Some(1))).await.output;
+    assert!(
+        red.starts_with("Redacted version 1 of /memories/log.md"),
+        "{red}"
+    );
+    let e = env.run(cmd("version", Some(1))).await.unwrap_err();
+    assert!(e.to_string().contains("was redacted"), "{e}");
+    assert!(
+        env.ok(cmd("versions", None))
+            .await
+            .output
+            .contains("redacted")
+    );
+    // The current file is untouched; a read-only caller may list but not redact.
+    assert_eq!(
+        fs_err::read_to_string(env.user_dir().join("log.md")).unwrap(),
+        "second\n"
+    );
+    let mut ro = cmd("redact", Some(2));
+    ro.access = Some(cairn_core::api::NoteAccess::ReadOnly);
+    assert_eq!(env.run(ro).await.unwrap_err().code(), ErrorCode::Forbidden);
 }
 
 #[tokio::test]
@@ -774,7 +952,7 @@ async fn secrets_are_scrubbed_before_anything_is_written() {
     let r = env.ok(create("deploy.md", &text)).await;
     assert_eq!(
         r.output,
-        "Created deploy.md (3 lines). Redacted 2 secrets before saving."
+        "File created successfully at: /memories/deploy.md Redacted 2 secrets before saving."
     );
     let on_disk = fs_err::read_to_string(env.user_dir().join("deploy.md")).unwrap();
     assert!(!on_disk.contains(aws) && !on_disk.contains(gh), "{on_disk}");
@@ -1060,5 +1238,5 @@ async fn all_notes_for_the_index_and_wiping_the_files() {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(env.ok(view("")).await.output, "The user notes are empty.");
+    assert!(env.ok(view("")).await.output.ends_with("\n0B\t/memories"));
 }

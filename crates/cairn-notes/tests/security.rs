@@ -413,7 +413,7 @@ mod fuzz {
                     file_text: Some("# fuzz\n\nbody\n".into()),
                     old_str: Some("body".into()),
                     new_str: Some("changed".into()),
-                    insert_line: Some(line % 8),
+                    insert_line: Some(i64::try_from(line % 8).unwrap()),
                     insert_text: Some("more\n".into()),
                     new_path: Some(other),
                     ..Default::default()

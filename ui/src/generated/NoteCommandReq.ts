@@ -1,10 +1,13 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
 import type { NoteAccess } from "./NoteAccess";
+import type { NoteMount } from "./NoteMount";
+import type { NotePrecondition } from "./NotePrecondition";
 import type { NoteScopeKind } from "./NoteScopeKind";
 
 export type NoteCommandReq = { 
 /**
- * `view`, `create`, `str_replace`, `insert`, `delete` or `rename`.
+ * `view`, `create`, `str_replace`, `insert`, `delete` or `rename`; and Cairn's
+ * `versions`, `version` and `redact` over a note's kept versions.
  */
 command: string, 
 /**
@@ -16,7 +19,7 @@ scope: NoteScopeKind | null,
  */
 project: string | null, 
 /**
- * The file or directory (empty or `/` for the scope's root, with `view`).
+ * The file or directory (`/memories` or empty for the root, with `view`).
  */
 path: string, 
 /**
@@ -44,13 +47,31 @@ insert_line: number | null,
  */
 insert_text: string | null, 
 /**
+ * `rename`: the path to move (`path` is accepted too).
+ */
+old_path: string | null, 
+/**
  * `rename`: the new path.
  */
 new_path: string | null, 
 /**
- * Writes: the sha256 the file must still have; a mismatch is a `conflict`.
+ * `version`, `redact`: which version (1, 2, … as `versions` lists them).
+ */
+version: number | null, 
+/**
+ * Writes: the sha256 the file must still have; a mismatch is a `conflict`. With
+ * `create`, it allows overwriting the file that has it.
  */
 expected_sha256: string | null, 
+/**
+ * The same precondition as memory stores spell it
+ * (`{"type": "content_sha256", "content_sha256": "…"}`).
+ */
+precondition: NotePrecondition | null, 
+/**
+ * More stores for this caller, each under `/memories/<name>/` (at most 7, so 8 in all).
+ */
+mounts: Array<NoteMount>, 
 /**
  * The caller's access (the service may lower it, never raise it).
  */

@@ -63,6 +63,8 @@ export type { NoteEntry } from "./NoteEntry";
 export type { NoteEvalFigures } from "./NoteEvalFigures";
 export type { NoteFeedbackReq } from "./NoteFeedbackReq";
 export type { NoteList } from "./NoteList";
+export type { NoteMount } from "./NoteMount";
+export type { NotePrecondition } from "./NotePrecondition";
 export type { NoteRef } from "./NoteRef";
 export type { NoteRenameReq } from "./NoteRenameReq";
 export type { NoteSaveReq } from "./NoteSaveReq";

@@ -191,18 +191,53 @@ pub struct NoteVersionDoc {
     pub content: Option<String>,
 }
 
-/// One memory-tool command over the notes root, as agents send it.
+/// Another store mounted for one caller under `/memories/<name>/`: a shared reference
+/// (often read-only) next to the caller's own notes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct NoteMount {
+    /// The directory it appears as under `/memories` (one path component).
+    pub name: String,
+    /// User or project notes.
+    pub scope: NoteScopeKind,
+    /// The project, for the project scope.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// What the caller may do there (read-only by default).
+    #[serde(default = "read_only")]
+    pub access: NoteAccess,
+}
+
+fn read_only() -> NoteAccess {
+    NoteAccess::ReadOnly
+}
+
+/// A write's precondition, as memory stores spell it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum NotePrecondition {
+    /// The file must still have this content hash (sha256, hex); else `conflict`.
+    ContentSha256 {
+        /// The expected hash.
+        content_sha256: String,
+    },
+}
+
+/// One memory-tool command over the notes root, as agents send it. Paths are spelt as the
+/// contract writes them (`/memories`, `/memories/notes.md`) or relative to the root
+/// (`notes.md`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
 pub struct NoteCommandReq {
-    /// `view`, `create`, `str_replace`, `insert`, `delete` or `rename`.
+    /// `view`, `create`, `str_replace`, `insert`, `delete` or `rename`; and Cairn's
+    /// `versions`, `version` and `redact` over a note's kept versions.
     pub command: String,
     /// User or project scope.
     pub scope: Option<NoteScopeKind>,
     /// The project, for the project scope.
     #[serde(default)]
     pub project: Option<String>,
-    /// The file or directory (empty or `/` for the scope's root, with `view`).
+    /// The file or directory (`/memories` or empty for the root, with `view`).
     #[serde(default)]
     pub path: String,
     /// `view`: first and last line (1-based; -1 = to the end).
@@ -221,16 +256,31 @@ pub struct NoteCommandReq {
     /// `insert`: the line after which to insert (0 = at the top).
     #[serde(default)]
     #[ts(type = "number | null")]
-    pub insert_line: Option<u64>,
+    pub insert_line: Option<i64>,
     /// `insert`: the text.
     #[serde(default)]
     pub insert_text: Option<String>,
+    /// `rename`: the path to move (`path` is accepted too).
+    #[serde(default)]
+    pub old_path: Option<String>,
     /// `rename`: the new path.
     #[serde(default)]
     pub new_path: Option<String>,
-    /// Writes: the sha256 the file must still have; a mismatch is a `conflict`.
+    /// `version`, `redact`: which version (1, 2, … as `versions` lists them).
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub version: Option<u64>,
+    /// Writes: the sha256 the file must still have; a mismatch is a `conflict`. With
+    /// `create`, it allows overwriting the file that has it.
     #[serde(default)]
     pub expected_sha256: Option<String>,
+    /// The same precondition as memory stores spell it
+    /// (`{"type": "content_sha256", "content_sha256": "…"}`).
+    #[serde(default)]
+    pub precondition: Option<NotePrecondition>,
+    /// More stores for this caller, each under `/memories/<name>/` (at most 7, so 8 in all).
+    #[serde(default)]
+    pub mounts: Vec<NoteMount>,
     /// The caller's access (the service may lower it, never raise it).
     #[serde(default)]
     pub access: Option<NoteAccess>,

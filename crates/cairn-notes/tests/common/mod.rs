@@ -104,7 +104,7 @@ pub fn str_replace(path: &str, old: &str, new: &str) -> NoteCommandReq {
     }
 }
 
-pub fn insert(path: &str, line: u64, text: &str) -> NoteCommandReq {
+pub fn insert(path: &str, line: i64, text: &str) -> NoteCommandReq {
     NoteCommandReq {
         command: "insert".into(),
         path: path.into(),
