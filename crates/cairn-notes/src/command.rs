@@ -280,7 +280,11 @@ impl Notes {
         match cmd {
             "view" => {
                 let t = mounts.target(&req.path, true)?;
-                return self.view(&mounts, &t, req.view_range).await;
+                let range = match req.view_range.as_deref() {
+                    Some(&[s, e]) => Some([s, e]),
+                    _ => None,
+                };
+                return self.view(&mounts, &t, range).await;
             }
             "versions" => {
                 let t = mounts.target(&req.path, false)?;
@@ -359,7 +363,13 @@ impl Notes {
     ) -> Result<NoteCommandRes> {
         let _guard = self.inner.lock.lock().await;
         self.sync_scope(&t.scope, &t.shown).await?;
-        let res = self.resolve(&t.scope, &t.rel, &t.shown)?;
+        let res = match self.resolve(&t.scope, &t.rel, &t.shown) {
+            // A path below a file names nothing, as the reference answers.
+            Err(Error::Path { reason, .. }) if reason.ends_with("is a file, not a directory") => {
+                return Err(missing(t));
+            }
+            r => r?,
+        };
         if t.rel.is_root() || res.is_dir() {
             let mut entries = if res.is_dir() {
                 fsx::tree(&res.path, 2)?
@@ -407,9 +417,10 @@ impl Notes {
                 human_size(total),
                 t.shown
             );
-            let base = t.shown.trim_end_matches('/');
+            // Entries are `<viewed path>/<entry>`, as written (the reference gives
+            // `/memories//a.md` for a view of `/memories/`).
             for e in entries {
-                output.push_str(&format!("\n{}\t{base}/{}", human_size(e.size), e.rel));
+                output.push_str(&format!("\n{}\t{}/{}", human_size(e.size), t.shown, e.rel));
             }
             return Ok(NoteCommandRes {
                 output,

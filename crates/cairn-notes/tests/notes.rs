@@ -58,7 +58,7 @@ async fn create_view_and_view_range() {
 
     let ranged = |r: [i64; 2]| {
         let mut q = view("/memories/notes/db.md");
-        q.view_range = Some(r);
+        q.view_range = Some(r.to_vec());
         q
     };
     assert_eq!(

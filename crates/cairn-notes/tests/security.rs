@@ -409,7 +409,7 @@ mod fuzz {
                     scope: project.as_ref().map(|_| NoteScopeKind::Project),
                     project,
                     path,
-                    view_range,
+                    view_range: view_range.map(Vec::from),
                     file_text: Some("# fuzz\n\nbody\n".into()),
                     old_str: Some("body".into()),
                     new_str: Some("changed".into()),

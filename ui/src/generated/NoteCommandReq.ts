@@ -23,9 +23,10 @@ project: string | null,
  */
 path: string, 
 /**
- * `view`: first and last line (1-based; -1 = to the end).
+ * `view`: first and last line (1-based; -1 = to the end). A range that is not two
+ * numbers is ignored (the whole file shows), as the contract's reference does.
  */
-view_range: [number, number] | null, 
+view_range: Array<number> | null, 
 /**
  * `create`: the whole content.
  */

@@ -240,10 +240,11 @@ pub struct NoteCommandReq {
     /// The file or directory (`/memories` or empty for the root, with `view`).
     #[serde(default)]
     pub path: String,
-    /// `view`: first and last line (1-based; -1 = to the end).
+    /// `view`: first and last line (1-based; -1 = to the end). A range that is not two
+    /// numbers is ignored (the whole file shows), as the contract's reference does.
     #[serde(default)]
-    #[ts(type = "[number, number] | null")]
-    pub view_range: Option<[i64; 2]>,
+    #[ts(type = "Array<number> | null")]
+    pub view_range: Option<Vec<i64>>,
     /// `create`: the whole content.
     #[serde(default)]
     pub file_text: Option<String>,
