@@ -152,7 +152,7 @@ enum Command {
     /// with Cairn's notes: one command on stdin, or JSON lines of them; prints the tool
     /// result to hand back to the model.
     #[command(
-        after_help = "Paths: /memories is the caller's notes (the user's, or the project's with --project); /memories/NAME is a store added with --mount.\nOutput: the result's text (exit 3 when the command was refused: return it with is_error), or with --json, --stream or several commands one JSON object per command: {\"content\", \"is_error\", \"sha256\"}.\nExample: echo '{\"command\":\"view\",\"path\":\"/memories\"}' | cairn memory-tool"
+        after_help = "Paths: /memories is the caller's notes (the user's, or the project's with --project); /memories/NAME is a store added with --mount.\nOutput: the result's text (exit 5 when the command was refused: return it with is_error), or with --json, --stream or several commands one JSON object per command: {\"content\", \"is_error\", \"sha256\"}.\nExample: echo '{\"command\":\"view\",\"path\":\"/memories\"}' | cairn memory-tool"
     )]
     MemoryTool {
         /// The caller's own notes are this project's (default: the user's notes).

@@ -178,7 +178,7 @@ async fn run_one(backend: &Backend, caller: &Caller, input: Value) -> Result<Out
     }
 }
 
-/// What `cairn memory-tool` ends with: 0, or 3 when the one command was refused (text
+/// What `cairn memory-tool` ends with: 0, or 5 when the one command was refused (text
 /// mode; its message is the tool result).
 pub(crate) async fn run(
     backend: &Backend,
@@ -227,7 +227,7 @@ pub(crate) async fn run(
                 return Ok(0);
             }
             writeln!(out, "{}", outcome.content)?;
-            Ok(if outcome.is_error { 3 } else { 0 })
+            Ok(if outcome.is_error { 5 } else { 0 })
         }
         _ => {
             for v in values {

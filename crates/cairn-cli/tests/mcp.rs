@@ -840,7 +840,7 @@ async fn the_memory_tool_contract_answers_like_the_reference_on_every_surface() 
         failures.join("\n")
     );
 
-    // One command in text mode: the answer on stdout, exit 3 when it was refused.
+    // One command in text mode: the answer on stdout, exit 5 when it was refused.
     let one = |input: &str| {
         let mut cli = Command::new(BIN);
         env(&mut cli, home.path(), ch.path());
@@ -861,7 +861,7 @@ async fn the_memory_tool_contract_answers_like_the_reference_on_every_surface() 
         "File created successfully at: /memories/a.md\n"
     );
     let out = one(r#"{"command": "create", "path": "/memories/a.md", "file_text": "y\n"}"#);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(5));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "File /memories/a.md already exists\n"
@@ -876,7 +876,7 @@ async fn the_memory_tool_contract_answers_like_the_reference_on_every_surface() 
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON memory-tool command"));
     let out = one(r#"{"command": "view", "path": "/memories", "scope": "user"}"#);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&out.stdout).contains("unknown field"));
     // Read-only callers and mounted stores.
     let mut cli = Command::new(BIN);
@@ -935,6 +935,42 @@ async fn the_memory_tool_contract_answers_like_the_reference_on_every_surface() 
             return;
         }
     };
+    // The README's example class, as printed there, with `cairn` on PATH.
+    const README_EXAMPLE: &str = r#"
+import sys
+readme = open(sys.argv[1], encoding="utf-8").read()
+block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+ns = {}
+exec(block.split("client = anthropic.Anthropic()")[0], ns)
+tool = ns["CairnMemoryTool"]("--project", "readme/example")
+print(tool.call({"command": "create", "path": "/memories/a.md", "file_text": "x\n"}))
+try:
+    tool.call({"command": "create", "path": "/memories/a.md", "file_text": "y\n"})
+except ns["ToolError"] as e:
+    print("error:", e.content)
+print(tool.call({"command": "view", "path": "/memories/a.md"}))
+"#;
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut py = Command::new(&python);
+    env(&mut py, home.path(), ch.path());
+    let out = py
+        .env("PATH", path)
+        .args(["-c", README_EXAMPLE])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "File created successfully at: /memories/a.md\nerror: File /memories/a.md already exists\nHere's the content of /memories/a.md with line numbers:\n     1\tx\n     2\t\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     for (mode, project) in [
         ("", "conformance/sdk"),
         ("--stream", "conformance/sdk-stream"),
