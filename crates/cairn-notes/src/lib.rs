@@ -16,7 +16,8 @@
 //! ## Security
 //!
 //! - Every path is checked as text before anything is touched ([`Error::Path`], code
-//!   `bad_request`, with the reason): relative and `/`-separated only; no `.`/`..`, empty,
+//!   `bad_request`, with the reason): `/memories/<path>` (the memory-tool contract's
+//!   spelling, `/memories` being the root) or relative, `/`-separated; no `.`/`..`, empty,
 //!   hidden or temporary components; no absolute, drive or UNC paths, backslashes, `:`, NUL
 //!   and other control or invisible characters, URL encoding (`%2e`, `%252e`), look-alikes
 //!   of `.` and `/`, Windows device names (`CON`, `nul.md`, `COM1.txt`, …) or reserved
@@ -34,6 +35,17 @@
 //!   content handed back in the error ([`Error::rejected_content`]), and nothing is
 //!   overwritten.
 //! - A [`Caller`] with [`NoteAccess::ReadOnly`] may only read; every write is `forbidden`.
+//!
+//! ## The memory-tool contract
+//!
+//! [`Notes::command`] answers the six commands with the structure and messages of the
+//! contract's reference implementation (`tests/fixtures/memory-tool/cases.json` holds its
+//! answers; a test compares): `create` refuses an existing file (Cairn's addition: unless
+//! `expected_sha256` is its current hash), `delete` and `rename` take whole directories, a
+//! view numbers lines as the reference splits them. Extra stores can be mounted for a
+//! caller under `/memories/<name>/` (a shared read-only reference next to its own notes; at
+//! most [`MAX_MOUNTS`] in all), and `versions`, `version` and `redact` reach a note's history
+//! through the same surface.
 //!
 //! ## Versions
 //!
@@ -54,6 +66,7 @@ mod path;
 mod text;
 
 pub use cairn_core::api::NoteAccess;
+pub use command::MAX_MOUNTS;
 pub use error::{Error, Result};
 pub use fsx::MAX_CONTENT_BYTES;
 pub use notes::{Caller, Notes};
