@@ -37,6 +37,7 @@ pub mod items_api;
 pub mod llm_api;
 pub mod logging;
 mod models;
+mod memory_api;
 mod notes_api;
 mod profiles_api;
 mod service;

@@ -7,9 +7,9 @@ use cairn_config::{Paths, Settings};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
     CaptureReport, ClearReport, ClearReq, ConfigView, Conversation, ConversationFacet,
-    ConversationList, ConversationReq, ConversationSummary, ConversationsReq, Empty, MemorySetReq,
-    MemoryState, Preferences, SearchHit, SearchReq, SearchRes, ServiceHost, ServiceInfo, Status,
-    TurnView,
+    ConversationList, ConversationReq, ConversationSummary, ConversationsReq, Empty,
+    MemoryPauseReq, MemorySetReq, MemoryState, Preferences, SearchHit, SearchReq, SearchRes,
+    ServiceHost, ServiceInfo, Status, TurnView,
 };
 use cairn_index::{TextIndex, TextQuery};
 use cairn_store::Store;
@@ -22,7 +22,7 @@ use crate::{ApiError, Result, WorkerBoard};
 /// Which kind of process hosts the service.
 pub use cairn_core::api::ServiceHost as Host;
 
-const MEMORY_KEY: &str = "memory.enabled";
+use crate::memory_api::MEMORY_KEY;
 const PREFERENCES_KEY: &str = "preferences";
 
 /// How to start a service.
@@ -61,6 +61,8 @@ struct Inner {
     address: OnceLock<String>,
     workers: WorkerBoard,
     memory: watch::Sender<bool>,
+    /// The pause in effect, if any (see [`crate::memory_api`]).
+    pause: crate::memory_api::PauseState,
     /// Held by Clear, and by workers while they write, so a clear never interleaves.
     write_gate: tokio::sync::RwLock<()>,
     /// BM25 over the records.
@@ -277,6 +279,11 @@ impl Service {
             .map(|(v, _)| v)
             .unwrap_or(true);
         let (memory, _) = watch::channel(enabled);
+        let pause = crate::memory_api::PauseState::new(if enabled {
+            None
+        } else {
+            crate::memory_api::load_pause(&store).await
+        });
         let mut start_warnings = Vec::new();
         let text = match TextIndex::open(&opts.paths.index_dir().join("text")) {
             Ok(t) => t,
@@ -307,6 +314,7 @@ impl Service {
                 address: OnceLock::new(),
                 workers: WorkerBoard::default(),
                 memory,
+                pause,
                 write_gate: tokio::sync::RwLock::new(()),
                 text: Arc::new(text),
                 capture_lock: tokio::sync::Mutex::new(()),
@@ -744,11 +752,6 @@ impl Service {
         self.inner.memory.subscribe()
     }
 
-    /// Whether memory is on.
-    pub fn memory_enabled(&self) -> bool {
-        *self.inner.memory.borrow()
-    }
-
     /// Taken (shared) by a worker for the span of a write, so Clear waits for it and no write
     /// lands half before and half after a clear.
     pub async fn write_permit(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
@@ -759,6 +762,11 @@ impl Service {
     async fn status(&self, _: Empty) -> Result<Status> {
         let store = &self.inner.store;
         let counts = store.counts().await?;
+    /// The memory switch's sender and the pause in effect (for [`crate::memory_api`]).
+    pub(crate) fn memory_switch(&self) -> (&watch::Sender<bool>, &crate::memory_api::PauseState) {
+        (&self.inner.memory, &self.inner.pause)
+    }
+
         let memory = self.memory_state().await?;
         let last_clear = store
             .last_journal("clear")
@@ -804,8 +812,7 @@ impl Service {
             // The most important thing to know comes first.
             warnings.insert(
                 0,
-                "Memory is off: Cairn captures nothing and its search service is stopped."
-                    .to_owned(),
+                format!("{what}: Cairn captures nothing and its search service is stopped."),
             );
         }
         Ok(Status {
@@ -822,6 +829,11 @@ impl Service {
                 host: self.inner.host,
             },
             workers: self.inner.workers.snapshot(),
+            let what = match (memory.paused, &memory.paused_until) {
+                (true, Some(until)) => format!("Memory is paused until {until}"),
+                (true, None) => "Memory is paused until resumed".to_owned(),
+                (false, _) => "Memory is off".to_owned(),
+            };
             warnings,
             capture: self
                 .inner
@@ -1075,37 +1087,14 @@ impl Service {
         self.memory_state().await
     }
 
-    async fn memory_state(&self) -> Result<MemoryState> {
-        let stored = self.inner.store.setting::<bool>(MEMORY_KEY).await?;
-        Ok(match stored {
-            Some((enabled, at)) => MemoryState {
-                enabled,
-                changed_at: Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-            },
-            None => MemoryState {
-                enabled: true,
-                changed_at: None,
-            },
-        })
+    #[tracing::instrument(skip(self), err)]
+    async fn memory_set(&self, req: MemorySetReq) -> Result<MemoryState> {
+        self.set_memory(req).await
     }
 
     #[tracing::instrument(skip(self), err)]
-    async fn memory_set(&self, req: MemorySetReq) -> Result<MemoryState> {
-        // The switch goes to the journal first (its time, never content): what happens
-        // while memory is off is skipped for good when it comes back on.
-        if req.enabled != self.memory_enabled() {
-            self.inner.store.journal_memory(req.enabled).await?;
-        }
-        self.inner
-            .store
-            .set_setting(MEMORY_KEY, &req.enabled)
-            .await?;
-        self.inner.memory.send_replace(req.enabled);
-        if req.enabled {
-            self.wake_indexing();
-        }
-        tracing::info!(enabled = req.enabled, "memory switched");
-        self.memory_state().await
+    async fn memory_pause(&self, req: MemoryPauseReq) -> Result<MemoryState> {
+        self.pause_memory(req).await
     }
 
     #[tracing::instrument(skip(self), err)]
@@ -1334,6 +1323,10 @@ impl ServiceHandle {
             service_file,
             _lock: lock,
         })
+        tasks.push(crate::memory_api::spawn_pause_timer(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
     }
 
     /// The service.

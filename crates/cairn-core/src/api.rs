@@ -37,6 +37,8 @@ macro_rules! for_each_method {
                 "Whether memory is on (cheap: for hooks that must answer within milliseconds).";
             memory_set($crate::api::MemorySetReq) -> $crate::api::MemoryState,
                 "Switch memory on or off. Off stops capture and the search service.";
+            memory_pause($crate::api::MemoryPauseReq) -> $crate::api::MemoryState,
+                "Pause memory for a while (15m, 1h, tomorrow, until resumed): off until then, and what happens meanwhile is never captured.";
             clear($crate::api::ClearReq) -> $crate::api::ClearReport,
                 "Wipe everything remembered (logs, index, cursors; notes only when asked).";
             preferences_get($crate::api::Empty) -> $crate::api::Preferences,
@@ -136,6 +138,14 @@ pub struct MemoryState {
     pub enabled: bool,
     /// When it was last switched (RFC 3339), if ever.
     pub changed_at: Option<String>,
+    /// Memory is paused (`enabled` is false): it comes back on by itself at `paused_until`,
+    /// or when resumed (`memory_set` on) when `paused_until` is null.
+    #[serde(default)]
+    pub paused: bool,
+    /// When a pause ends by itself (RFC 3339, UTC); null when not paused or paused until
+    /// resumed.
+    #[serde(default)]
+    pub paused_until: Option<String>,
 }
 
 /// How much is remembered.
@@ -493,6 +503,20 @@ pub struct MemorySetReq {
     pub enabled: bool,
 }
 
+/// Pause memory: off now, back on by itself at the end of the pause (or when resumed with
+/// `memory_set` on). Give exactly one of `for` and `until`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryPauseReq {
+    /// How long: `15m`, `1h`, `<N>m`, `<N>h` (at most 30 days), `tomorrow` (the next
+    /// midnight in the service's local time zone) or `until_resumed`.
+    #[serde(rename = "for", default)]
+    pub duration: Option<String>,
+    /// Or an explicit end (RFC 3339, in the future, at most 30 days ahead).
+    #[serde(default)]
+    pub until: Option<String>,
+}
+
 /// Wipe memory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
@@ -564,6 +588,7 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<WorkerStatus>(),
         file::<Status>(),
         file::<MemorySetReq>(),
+        file::<MemoryPauseReq>(),
         file::<ClearReq>(),
         file::<ClearReport>(),
         file::<Preferences>(),

@@ -952,8 +952,20 @@ impl Store {
             .await
     }
 
+    /// Records that memory was paused (the time and the pause's end, never content): off
+    /// from now until `until` (or until switched on, when `None`). Capture skips turns that
+    /// happened during the pause ([`Store::forgetting`]), also after it ended by itself.
+    pub async fn journal_pause(&self, until: Option<Timestamp>) -> Result<()> {
+        let until = until.map(|t| ts_text(&t));
+        self.journal(
+            MEMORY_JOURNAL,
+            &serde_json::json!({ "enabled": false, "paused": true, "until": until }),
+        )
+        .await
+    }
+
     /// What capture must never remember again: turns before the last Clear, turns while
-    /// memory was off, and the ids of cleared records.
+    /// memory was off or paused, and the ids of cleared records.
     pub async fn forgetting(&self) -> Result<cairn_core::Forgetting> {
         let mut f = cairn_core::Forgetting {
             cleared_at: self.last_journal("clear").await?.map(|e| e.at),
@@ -964,25 +976,22 @@ impl Store {
             .order_by_asc(journal::Column::Seq)
             .all(&self.db)
             .await?;
-        let mut off_since: Option<Timestamp> = None;
+        let mut entries = Vec::with_capacity(rows.len());
         for r in rows {
             let at = parse_ts("journal", "at", &r.at)?;
-            let enabled = serde_json::from_str::<serde_json::Value>(&r.detail)
-                .ok()
+            let detail = serde_json::from_str::<serde_json::Value>(&r.detail).ok();
+            let enabled = detail
+                .as_ref()
                 .and_then(|d| d.get("enabled").and_then(serde_json::Value::as_bool))
                 .unwrap_or(true);
-            match (enabled, off_since) {
-                (false, None) => off_since = Some(at),
-                (true, Some(from)) => {
-                    f.off.push((from, Some(at)));
-                    off_since = None;
-                }
-                _ => {}
-            }
+            let until = detail
+                .as_ref()
+                .and_then(|d| d.get("until").and_then(serde_json::Value::as_str))
+                // An unreadable end keeps the period open: it skips more, never less.
+                .and_then(|t| parse_ts("journal", "detail.until", t).ok());
+            entries.push((at, enabled, until));
         }
-        if let Some(from) = off_since {
-            f.off.push((from, None));
-        }
+        f.off = off_periods(&entries);
         // Periods that ended before the last Clear are covered by it already.
         if let Some(c) = f.cleared_at {
             f.off.retain(|(_, to)| to.is_none_or(|t| t > c));
@@ -1246,4 +1255,97 @@ pub(crate) fn record_from_model(m: records::Model) -> Result<Record> {
             source: m.source,
         },
     })
+}
+
+/// The periods memory was off or paused, `[from, to)`, from the memory journal's entries in
+/// order: (when, switched on, when a pause ends by itself). A pause ends at its end or when
+/// memory is switched on, whichever comes first; pausing again or switching off while
+/// paused moves the end of the period in progress. The last period's `to` is `None` while
+/// it lasts (a pause whose end has passed is closed at that end).
+fn off_periods(
+    entries: &[(Timestamp, bool, Option<Timestamp>)],
+) -> Vec<(Timestamp, Option<Timestamp>)> {
+    let mut out = Vec::new();
+    // The period in progress: since when, and when a pause ends it by itself.
+    let mut off: Option<(Timestamp, Option<Timestamp>)> = None;
+    for &(at, enabled, until) in entries {
+        // A pause that ended by itself before this entry closed its period then.
+        if let Some((from, Some(end))) = off
+            && end <= at
+        {
+            out.push((from, Some(end)));
+            off = None;
+        }
+        off = match (enabled, off) {
+            (false, None) => Some((at, until)),
+            (false, Some((from, _))) => Some((from, until)),
+            (true, Some((from, end))) => {
+                out.push((from, Some(end.map_or(at, |e| e.min(at)))));
+                None
+            }
+            (true, None) => None,
+        };
+    }
+    if let Some((from, end)) = off {
+        // A pause's end closes it even when nothing was journaled since (its end is
+        // computed from the stored time, not from a process that was there at that instant).
+        out.push((from, end));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(min: i64) -> Timestamp {
+        chrono::DateTime::from_timestamp(1_780_000_000 + min * 60, 0).unwrap_or_default()
+    }
+
+    #[test]
+    fn pause_periods_end_by_themselves_or_when_resumed() {
+        // Off then on: one closed period.
+        assert_eq!(
+            off_periods(&[(t(0), false, None), (t(10), true, None)]),
+            vec![(t(0), Some(t(10)))]
+        );
+        // A pause that ended by itself, with nothing journaled since.
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(15)))]),
+            vec![(t(0), Some(t(15)))]
+        );
+        // Resumed early: ends at the resume.
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(60))), (t(5), true, None)]),
+            vec![(t(0), Some(t(5)))]
+        );
+        // Its end passed, then the "on" settling it was journaled later: ends at its end.
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(15))), (t(40), true, None)]),
+            vec![(t(0), Some(t(15)))]
+        );
+        // Expired pause, later switched off: two periods, the gap between them captured.
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(15))), (t(30), false, None)]),
+            vec![(t(0), Some(t(15))), (t(30), None)]
+        );
+        // Paused again while paused: the end moves; switched off while paused: open.
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(15))), (t(10), false, Some(t(70)))]),
+            vec![(t(0), Some(t(70)))]
+        );
+        assert_eq!(
+            off_periods(&[(t(0), false, Some(t(15))), (t(10), false, None)]),
+            vec![(t(0), None)]
+        );
+        // Paused until resumed: open until switched on.
+        assert_eq!(
+            off_periods(&[
+                (t(0), false, None),
+                (t(100), true, None),
+                (t(101), true, None)
+            ]),
+            vec![(t(0), Some(t(100)))]
+        );
+    }
 }

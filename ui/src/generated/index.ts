@@ -52,6 +52,7 @@ export type { LlmStatusReq } from "./LlmStatusReq";
 export type { LlmTestReq } from "./LlmTestReq";
 export type { LlmTestRes } from "./LlmTestRes";
 export type { LlmTotals } from "./LlmTotals";
+export type { MemoryPauseReq } from "./MemoryPauseReq";
 export type { MemorySetReq } from "./MemorySetReq";
 export type { MemoryState } from "./MemoryState";
 export type { NoteAccess } from "./NoteAccess";

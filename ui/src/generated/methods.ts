@@ -31,6 +31,7 @@ import type { LlmStatus } from "./LlmStatus";
 import type { LlmStatusReq } from "./LlmStatusReq";
 import type { LlmTestReq } from "./LlmTestReq";
 import type { LlmTestRes } from "./LlmTestRes";
+import type { MemoryPauseReq } from "./MemoryPauseReq";
 import type { MemorySetReq } from "./MemorySetReq";
 import type { MemoryState } from "./MemoryState";
 import type { NoteCommandReq } from "./NoteCommandReq";
@@ -72,6 +73,8 @@ export type Methods = {
   memory_get: { req: Empty; res: MemoryState };
   /** Switch memory on or off. Off stops capture and the search service. */
   memory_set: { req: MemorySetReq; res: MemoryState };
+  /** Pause memory for a while (15m, 1h, tomorrow, until resumed): off until then, and what happens meanwhile is never captured. */
+  memory_pause: { req: MemoryPauseReq; res: MemoryState };
   /** Wipe everything remembered (logs, index, cursors; notes only when asked). */
   clear: { req: ClearReq; res: ClearReport };
   /** The desktop preferences (launch at login). */
@@ -149,4 +152,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback"] as const;
