@@ -26,8 +26,8 @@ use cairn_api::{ApiError, Backend, Host, ServiceHandle, ServiceOptions, StartErr
 use cairn_config::{Overrides, Paths, Settings};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    CaptureReport, ClearReport, ClearReq, MemorySetReq, MemoryState, SearchHit, SearchReq,
-    SearchRes, Status,
+    CaptureReport, ClearReport, ClearReq, MemoryPauseReq, MemorySetReq, MemoryState, SearchHit,
+    SearchReq, SearchRes, Status,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -63,10 +63,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Switch memory on or off (off stops capture and the search service).
+    /// Switch memory on or off, or pause it (off stops capture and the search service).
     Memory {
-        /// on or off
-        state: OnOff,
+        #[command(subcommand)]
+        cmd: MemoryCmd,
     },
     /// Wipe everything remembered: logs, index, cursors (and notes with --notes).
     Clear {
@@ -323,10 +323,25 @@ enum Command {
     },
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum OnOff {
+#[derive(Debug, Subcommand)]
+enum MemoryCmd {
+    /// Switch memory on (also ends a pause).
     On,
+    /// Switch memory off until switched on.
     Off,
+    /// Pause memory: off now, on again by itself at the end; what happens meanwhile is never
+    /// captured, also after the pause.
+    #[command(
+        after_help = "Examples: cairn memory pause 15m | 1h | 90m | 2h | tomorrow | until-resumed; cairn memory pause --until 2026-12-02T18:00:00+01:00\n\"tomorrow\" is the next midnight in the local time zone of the process that runs the service (the TZ environment variable, else the system's)."
+    )]
+    Pause {
+        /// How long: 15m, 1h, <N>m, <N>h (at most 30 days), tomorrow or until-resumed.
+        #[arg(required_unless_present = "until", conflicts_with = "until")]
+        duration: Option<String>,
+        /// Or until this time (RFC 3339, e.g. 2026-12-02T18:00:00+01:00).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -1001,25 +1016,28 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 Ok(())
             }
-            Command::Memory { state } => {
+            Command::Memory { cmd } => {
                 let backend =
                     Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
                         .await?;
-                let req = MemorySetReq {
-                    enabled: matches!(state, OnOff::On),
+                let res: Result<MemoryState, ApiError> = match cmd {
+                    MemoryCmd::On | MemoryCmd::Off => {
+                        let req = MemorySetReq {
+                            enabled: matches!(cmd, MemoryCmd::On),
+                        };
+                        backend.call_typed("memory_set", &req).await
+                    }
+                    MemoryCmd::Pause { duration, until } => {
+                        let req = MemoryPauseReq {
+                            duration,
+                            until,
+                        };
+                        backend.call_typed("memory_pause", &req).await
+                    }
                 };
-                let res: Result<MemoryState, ApiError> =
-                    backend.call_typed("memory_set", &req).await;
                 backend.close().await;
                 let res = res?;
-                println!(
-                    "Memory is {}.",
-                    if res.enabled {
-                        "on"
-                    } else {
-                        "off: Cairn captures nothing and its search service is stopped"
-                    }
-                );
+                println!("Memory is {}.", memory_text(&res, true));
                 Ok(())
             }
             Command::Capture { once: _, json } => {
@@ -1682,13 +1700,44 @@ fn confirm_clear(notes: bool) -> Result<bool, Failure> {
     Ok(line.trim() == "clear")
 }
 
+/// The memory state in words: on, off, or paused and until when (in local time). `long`
+/// adds what it means.
+fn memory_text(m: &MemoryState, long: bool) -> String {
+    let what = if m.enabled {
+        "on".to_owned()
+    } else if m.paused {
+        match m.paused_until.as_deref() {
+            Some(until) => format!("paused until {}", local_time(until)),
+            None => "paused until resumed (cairn memory on)".to_owned(),
+        }
+    } else {
+        "off".to_owned()
+    };
+    if long && !m.enabled {
+        format!("{what}: Cairn captures nothing and its search service is stopped")
+    } else {
+        what
+    }
+}
+
+/// An RFC 3339 time in the local time zone, with its offset (as given when unreadable).
+fn local_time(t: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .map(|d| {
+            d.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M:%S %:z")
+                .to_string()
+        })
+        .unwrap_or_else(|_| t.to_owned())
+}
+
 fn print_status(s: &Status) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "Cairn {}", s.version)?;
     writeln!(
         out,
         "Memory:   {}{}",
-        if s.memory.enabled { "on" } else { "off" },
+        memory_text(&s.memory, false),
         s.memory
             .changed_at
             .as_deref()
