@@ -747,6 +747,11 @@ impl Service {
         &self.inner.workers
     }
 
+    /// The memory switch's sender and the pause in effect (for [`crate::memory_api`]).
+    pub(crate) fn memory_switch(&self) -> (&watch::Sender<bool>, &crate::memory_api::PauseState) {
+        (&self.inner.memory, &self.inner.pause)
+    }
+
     /// Follows the memory switch (workers pause while it is off).
     pub fn memory_watch(&self) -> watch::Receiver<bool> {
         self.inner.memory.subscribe()
@@ -762,11 +767,6 @@ impl Service {
     async fn status(&self, _: Empty) -> Result<Status> {
         let store = &self.inner.store;
         let counts = store.counts().await?;
-    /// The memory switch's sender and the pause in effect (for [`crate::memory_api`]).
-    pub(crate) fn memory_switch(&self) -> (&watch::Sender<bool>, &crate::memory_api::PauseState) {
-        (&self.inner.memory, &self.inner.pause)
-    }
-
         let memory = self.memory_state().await?;
         let last_clear = store
             .last_journal("clear")
@@ -810,6 +810,11 @@ impl Service {
         }
         if !memory.enabled {
             // The most important thing to know comes first.
+            let what = match (memory.paused, &memory.paused_until) {
+                (true, Some(until)) => format!("Memory is paused until {until}"),
+                (true, None) => "Memory is paused until resumed".to_owned(),
+                (false, _) => "Memory is off".to_owned(),
+            };
             warnings.insert(
                 0,
                 format!("{what}: Cairn captures nothing and its search service is stopped."),
@@ -829,11 +834,6 @@ impl Service {
                 host: self.inner.host,
             },
             workers: self.inner.workers.snapshot(),
-            let what = match (memory.paused, &memory.paused_until) {
-                (true, Some(until)) => format!("Memory is paused until {until}"),
-                (true, None) => "Memory is paused until resumed".to_owned(),
-                (false, _) => "Memory is off".to_owned(),
-            };
             warnings,
             capture: self
                 .inner
@@ -1092,7 +1092,8 @@ impl Service {
         self.set_memory(req).await
     }
 
-    #[tracing::instrument(skip(self), err)]
+    // A pause that cannot be read is the caller's mistake, answered, not logged as an error.
+    #[tracing::instrument(skip(self))]
     async fn memory_pause(&self, req: MemoryPauseReq) -> Result<MemoryState> {
         self.pause_memory(req).await
     }
@@ -1302,6 +1303,10 @@ impl ServiceHandle {
             service.clone(),
             shutdown.subscribe(),
         ));
+        tasks.push(crate::memory_api::spawn_pause_timer(
+            service.clone(),
+            shutdown.subscribe(),
+        ));
         tasks.push(crate::workers::spawn_capture(
             service.clone(),
             shutdown.subscribe(),
@@ -1323,10 +1328,6 @@ impl ServiceHandle {
             service_file,
             _lock: lock,
         })
-        tasks.push(crate::memory_api::spawn_pause_timer(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
     }
 
     /// The service.
