@@ -3,20 +3,50 @@ import type { Backend } from "../platform";
 import { ApiError, toApiError } from "./api-error";
 
 /** What the status indicator shows. */
-export type Indicator = "on" | "off" | "unreachable";
+export type Indicator = "on" | "off" | "paused" | "unreachable";
 
 /** Any failure to get a status (network, auth, server error) counts as unreachable. */
 export function indicatorFor(status: Status | null, error: ApiError | null): Indicator | null {
   if (error !== null) return "unreachable";
   if (status === null) return null;
-  return status.memory.enabled ? "on" : "off";
+  if (status.memory.enabled) return "on";
+  return status.memory.paused ? "paused" : "off";
 }
 
 export const INDICATOR_LABELS: Record<Indicator, string> = {
   on: "Memory on",
   off: "Memory off",
+  paused: "Memory paused",
   unreachable: "Service unreachable",
 };
+
+/** The ways to pause memory, as `memory_pause` takes them. */
+export const PAUSE_CHOICES = [
+  { for: "15m", label: "15 minutes" },
+  { for: "1h", label: "1 hour" },
+  { for: "tomorrow", label: "Until tomorrow" },
+  { for: "until_resumed", label: "Until resumed" },
+] as const;
+
+/** How long a pause lasts. */
+export type PauseChoice = (typeof PAUSE_CHOICES)[number]["for"];
+
+/**
+ * "until 14:30", "until tomorrow, 00:00", "until Dec 9, 2026, 09:00" or "until resumed" for a
+ * paused memory (in the browser's time zone); null when memory is not paused.
+ */
+export function pauseUntilText(memory: MemoryState, now: Date = new Date()): string | null {
+  if (memory.enabled || !memory.paused) return null;
+  if (!memory.paused_until) return "until resumed";
+  const until = new Date(memory.paused_until);
+  if (Number.isNaN(until.getTime())) return `until ${memory.paused_until}`;
+  const time = until.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  const dayOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((dayOf(until) - dayOf(now)) / 86_400_000);
+  if (days === 0) return `until ${time}`;
+  if (days === 1) return `until tomorrow, ${time}`;
+  return `until ${until.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" })}`;
+}
 
 export const POLL_INTERVAL_MS = 3000;
 
@@ -64,6 +94,24 @@ export class StatusStore {
   /** Applies a memory state returned by `memory_set` before the next status arrives. */
   applyMemory(memory: MemoryState): void {
     if (this.status !== null) this.status = { ...this.status, memory };
+  }
+
+  /** Pauses memory (throws the API's error), then refreshes the status. */
+  async pause(choice: PauseChoice): Promise<void> {
+    try {
+      this.applyMemory(await this.#backend.call("memory_pause", { for: choice, until: null }));
+    } finally {
+      void this.refresh();
+    }
+  }
+
+  /** Ends a pause (or switches memory on), then refreshes the status. */
+  async resume(): Promise<void> {
+    try {
+      this.applyMemory(await this.#backend.call("memory_set", { enabled: true }));
+    } finally {
+      void this.refresh();
+    }
   }
 
   /** Starts polling; returns a function that stops it. */

@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Methods, Status } from "../generated";
 import type { Backend } from "../platform/backend";
 import { ApiError } from "./api-error";
-import { indicatorFor, StatusStore } from "./status.svelte";
+import { indicatorFor, pauseUntilText, StatusStore } from "./status.svelte";
 
 function status(enabled: boolean): Status {
   return {
     version: "0.1.0",
-    memory: { enabled, changed_at: null },
+    memory: { enabled, changed_at: null, paused: false, paused_until: null },
     data_dir: "/d",
     config_file: "/d/config.toml",
     counts: { records: 0, chunks: 0, items: 0, notes: 0 },
@@ -89,7 +89,7 @@ describe("StatusStore", () => {
   it("applies a memory_set answer immediately", async () => {
     const store = new StatusStore(fakeBackend([status(true)]));
     await store.refresh();
-    store.applyMemory({ enabled: false, changed_at: "2025-01-02T00:00:00Z" });
+    store.applyMemory({ enabled: false, changed_at: "2025-01-02T00:00:00Z", paused: false, paused_until: null });
     expect(store.indicator).toBe("off");
     expect(store.status?.memory.changed_at).toBe("2025-01-02T00:00:00Z");
   });
@@ -110,5 +110,48 @@ describe("StatusStore", () => {
     resolveFirst(status(true));
     await first;
     expect(store.indicator).toBe("off");
+  });
+});
+
+describe("memory pause", () => {
+  const paused = (until: string | null) => ({ enabled: false, changed_at: null, paused: true, paused_until: until });
+
+  it("shows a paused memory as paused, not off", () => {
+    const s = status(false);
+    expect(indicatorFor({ ...s, memory: paused(null) }, null)).toBe("paused");
+    expect(indicatorFor(s, null)).toBe("off");
+  });
+
+  it("says until when, in local time", () => {
+    const now = new Date(2026, 11, 2, 10, 0);
+    const at = (d: Date) => d.toISOString();
+    const time = (d: Date) => d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+    const soon = new Date(2026, 11, 2, 10, 15);
+    expect(pauseUntilText(paused(at(soon)), now)).toBe(`until ${time(soon)}`);
+    const midnight = new Date(2026, 11, 3, 0, 0);
+    expect(pauseUntilText(paused(at(midnight)), now)).toBe(`until tomorrow, ${time(midnight)}`);
+    expect(pauseUntilText(paused(at(new Date(2026, 11, 9, 9, 0))), now)).toMatch(/^until .*2026/);
+    expect(pauseUntilText(paused(null), now)).toBe("until resumed");
+    expect(pauseUntilText(status(false).memory, now)).toBeNull();
+    expect(pauseUntilText(status(true).memory, now)).toBeNull();
+  });
+
+  it("pauses and resumes through the API, then refreshes", async () => {
+    const calls: Array<[string, unknown]> = [];
+    const backend: Backend = {
+      async call<M extends keyof Methods>(method: M, params: Methods[M]["req"]): Promise<Methods[M]["res"]> {
+        calls.push([method, params]);
+        if (method === "memory_pause") return paused("2026-12-02T10:15:00Z") as Methods[M]["res"];
+        if (method === "memory_set") return status(true).memory as Methods[M]["res"];
+        return status(true) as Methods[M]["res"];
+      },
+    };
+    const store = new StatusStore(backend);
+    await store.refresh();
+    await store.pause("1h");
+    expect(calls[1]).toEqual(["memory_pause", { for: "1h", until: null }]);
+    await store.resume();
+    expect(calls.some(([m, p]) => m === "memory_set" && JSON.stringify(p) === '{"enabled":true}')).toBe(true);
+    expect(calls.filter(([m]) => m === "status").length).toBeGreaterThanOrEqual(2);
   });
 });
