@@ -177,6 +177,34 @@ describe("Settings → Providers and the model meter against cairn daemon with a
     assert.match(await page.getByTestId("provider-save-error").innerText(), /daily call limit.*"lots"/);
   });
 
+  it("The turn-note judge is switched on with its time limit, in the config file and in effect", async () => {
+    const until = async (pred) => {
+      for (let i = 0; i < 100; i++) {
+        const s = await api("llm_status");
+        if (pred(s)) return s;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error("the judge setting did not take effect");
+    };
+    await page.getByTestId("budget-calls").fill("50");
+    await page.getByTestId("judge-on").check();
+    await page.getByTestId("judge-ms").fill("99");
+    await page.getByTestId("provider-save").click();
+    assert.match(await page.getByTestId("provider-save-error").innerText(), /judge's time limit.*"99"/);
+    assert.equal((await api("llm_status")).judge, false, "nothing was saved");
+    await page.getByTestId("judge-ms").fill("1200");
+    await page.getByTestId("provider-save").click();
+    const on = await until((s) => s.judge === true);
+    assert.equal(on.judge_ms, 1200);
+    const config = readFileSync((await api("config_show")).path, "utf8");
+    assert.match(config, /^judge = true$/m);
+    assert.match(config, /^judge_ms = 1200$/m);
+    await page.getByTestId("judge-on").uncheck();
+    assert.equal(await page.getByTestId("judge-ms").isDisabled(), true);
+    await page.getByTestId("provider-save").click();
+    await until((s) => s.judge === false);
+  });
+
   it("Distil now reports that nothing has settled, and the meter follows the new budget", async () => {
     await page.goto(`${daemon.base}/#/activity`);
     await page.waitForSelector('[data-testid="model-meter"][data-calls="2"]');

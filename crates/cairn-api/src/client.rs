@@ -36,6 +36,10 @@ pub struct ServiceFile {
     /// keeps this struct, and the errors that carry it, small.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<Box<str>>,
+    /// How much longer than their own deadline agents' hooks should wait for a turn note, in
+    /// milliseconds: set while the LLM judge is on (`llm.judge`), which may take that long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_wait_ms: Option<u32>,
 }
 
 impl ServiceFile {

@@ -28,8 +28,8 @@ const POLL: Duration = Duration::from_millis(20);
 #[non_exhaustive]
 pub enum LockError {
     /// Another Cairn process owns the store.
-    #[error("{}", already_running_message(.0))]
-    AlreadyRunning(Option<ServiceFile>),
+    #[error("{}", already_running_message(.0.as_deref()))]
+    AlreadyRunning(Option<Box<ServiceFile>>),
     /// Another process kept the lock for the whole wait without serving the API: a long CLI
     /// call in direct mode, or a service that is slow to start or stop.
     #[error(
@@ -56,7 +56,7 @@ pub enum LockError {
     },
 }
 
-fn already_running_message(info: &Option<ServiceFile>) -> String {
+fn already_running_message(info: Option<&ServiceFile>) -> String {
     match info {
         Some(f) => format!(
             "Cairn is already running (pid {}, {}, started {}); its UI is at {}",
@@ -152,7 +152,7 @@ impl InstanceLock {
             if service_file.exists()
                 && let Some(info) = live_service(service_file)
             {
-                return Err(LockError::AlreadyRunning(Some(info)));
+                return Err(LockError::AlreadyRunning(Some(Box::new(info))));
             }
             let waited = started.elapsed();
             if waited >= wait {

@@ -34,6 +34,7 @@ pub mod http;
 mod instance;
 mod integrations;
 pub mod items_api;
+mod judge;
 pub mod llm_api;
 pub mod logging;
 mod memory_api;

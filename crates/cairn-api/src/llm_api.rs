@@ -164,6 +164,8 @@ impl Service {
             budget,
             today,
             recent,
+            judge: s.judge,
+            judge_ms: s.judge_ms,
         })
     }
 
@@ -268,6 +270,12 @@ impl Service {
         llm.model_path = req.model_path.trim().to_owned();
         llm.daily_calls = req.daily_calls;
         llm.daily_usd = req.daily_usd;
+        if let Some(j) = req.judge {
+            llm.judge = j;
+        }
+        if let Some(ms) = req.judge_ms {
+            llm.judge_ms = ms;
+        }
         let checked = self
             .settings()
             .with_llm(llm, &Origin::File(file.clone()))
@@ -296,6 +304,7 @@ impl Service {
             );
         }
         self.set_llm_settings(checked);
+        self.publish_hook_wait();
         self.llm_status(LlmStatusReq::default()).await
     }
 

@@ -728,6 +728,26 @@ impl Service {
             .clone()
     }
 
+    /// Tells agents' hooks (through `service.json`) how much longer to wait for a turn note
+    /// now that the LLM judge was switched on or off. Only this process's own file is
+    /// rewritten; a CLI that opened the store directly has none.
+    pub(crate) fn publish_hook_wait(&self) {
+        let path = self.paths().service_file();
+        let Ok(mut file) = crate::ServiceFile::read(&path) else {
+            return;
+        };
+        if file.pid != std::process::id() {
+            return;
+        }
+        let wait = hook_wait_ms(&self.llm_settings());
+        if file.hook_wait_ms != wait {
+            file.hook_wait_ms = wait;
+            if let Err(e) = file.write(&path) {
+                tracing::warn!(error = %e, path = %path.display(), "cannot update the service file for the hooks' wait");
+            }
+        }
+    }
+
     /// Puts new `[llm]` settings in effect (already validated and saved).
     pub(crate) fn set_llm_settings(&self, llm: cairn_config::LlmSettings) {
         *self
@@ -1281,6 +1301,7 @@ impl ServiceHandle {
                 url: url.clone(),
                 token: token.clone(),
                 instance: Some(instance.clone().into()),
+                hook_wait_ms: hook_wait_ms(&service.llm_settings()),
             };
             file.write(&service_file).map_err(|e| {
                 ApiError::internal(format!("cannot write {}: {e}", service_file.display()))
@@ -1388,4 +1409,11 @@ pub(crate) async fn open_direct(
         ui_dir: None,
     };
     Ok((Service::load(&opts).await?, lock))
+}
+
+/// The hooks' extra wait for a turn note: the LLM judge's time when it is on and a provider
+/// is set, plus a margin for the ranker and the answer; none otherwise.
+pub(crate) fn hook_wait_ms(llm: &cairn_config::LlmSettings) -> Option<u32> {
+    (llm.judge && !llm.provider.is_empty())
+        .then(|| u32::try_from(llm.judge_ms + 100).unwrap_or(u32::MAX))
 }

@@ -4,8 +4,10 @@
 //! each candidate's probability and the ranker's inputs, and people's labels on shown
 //! entries for the next `cairn ranker train`.
 //!
-//! Nothing here calls a model provider or the network: the hot path is the retriever, the
-//! cross-encoder (when present) and the ranker.
+//! By default nothing here calls a model provider or the network: the hot path is the
+//! retriever, the cross-encoder (when present) and the ranker. The LLM judge
+//! ([`crate::judge`]) joins only when the user turns it on (`llm.judge`), within its own
+//! deadline.
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,6 +53,8 @@ pub struct Candidate {
 #[derive(Default)]
 pub(crate) struct TurnState {
     ranker: tokio::sync::Mutex<Option<(Option<std::time::SystemTime>, Arc<Ranker>)>>,
+    /// The LLM judge's model, for the `[llm]` settings it was made from.
+    judge: tokio::sync::Mutex<Option<(cairn_config::LlmSettings, Arc<cairn_llm::Llm>)>>,
 }
 
 impl std::fmt::Debug for TurnState {
@@ -175,6 +179,47 @@ impl Service {
         Ok(r)
     }
 
+    /// The LLM judge's model when `llm.judge` is on and a provider is set (made once per
+    /// `[llm]` settings: loading a local model takes seconds); `None` otherwise or when the
+    /// provider cannot be set up (logged).
+    async fn judge_llm(&self) -> Option<(Arc<cairn_llm::Llm>, u64)> {
+        let settings = self.llm_settings();
+        if !settings.judge || settings.provider.is_empty() {
+            return None;
+        }
+        let mut slot = self.turn_state().judge.lock().await;
+        if let Some((s, llm)) = slot.as_ref()
+            && *s == settings
+        {
+            return Some((llm.clone(), settings.judge_ms));
+        }
+        let paths = self.paths().clone();
+        let s2 = settings.clone();
+        let provider =
+            tokio::task::spawn_blocking(move || cairn_llm::provider_from_settings(&s2, &paths))
+                .await;
+        let provider = match provider {
+            Ok(Ok(Some(p))) => p,
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the LLM judge's provider cannot be set up; notes go out without it");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the LLM judge's provider setup stopped");
+                return None;
+            }
+        };
+        let llm = Arc::new(cairn_llm::Llm::new(
+            provider,
+            self.store().clone(),
+            crate::judge::policy(&settings),
+        ));
+        let ms = settings.judge_ms;
+        *slot = Some((settings, llm.clone()));
+        Some((llm, ms))
+    }
+
     /// The `turn_note` method.
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn turn_note(&self, req: TurnNoteReq) -> Result<TurnNote> {
@@ -233,7 +278,7 @@ impl Service {
             .or_else(|| own.last().map(|r| r.record.request.clone()));
         let query = query_text(&req.prompt, previous.as_deref());
         let q = TextQuery {
-            text: query,
+            text: query.clone(),
             project: None,
             framework: None,
             since: None,
@@ -364,9 +409,9 @@ impl Service {
             now,
         };
         let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
-        let rows = note::features(&asked, &pairs);
+        let mut rows = note::features(&asked, &pairs);
         let ranker = self.ranker().await?;
-        let probs: Vec<f32> = if rows.is_empty() {
+        let mut probs: Vec<f32> = if rows.is_empty() {
             Vec::new()
         } else {
             let r = ranker.clone();
@@ -382,6 +427,42 @@ impl Service {
         let mut judged_by = Vec::new();
         if cands.iter().any(|c| c.1.rerank.is_some()) {
             judged_by.push("cross-encoder".to_owned());
+        }
+        // The LLM judge, when the user turned it on: the ranker's best few, within its own
+        // deadline.
+        if !cands.is_empty()
+            && let Some((llm, ms)) = self.judge_llm().await
+        {
+            let mut order: Vec<usize> = (0..probs.len()).collect();
+            order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
+            order.truncate(crate::judge::JUDGED);
+            let asked: Vec<&Meta> = order.iter().map(|&i| &cands[i].0).collect();
+            let verdict =
+                crate::judge::judge(llm, &query, &asked, std::time::Duration::from_millis(ms))
+                    .await;
+            match verdict {
+                crate::judge::Verdict::Answered(ps) => {
+                    let at = note::FEATURES.iter().position(|f| *f == "llm_judge");
+                    for (&i, p) in order.iter().zip(ps) {
+                        let Some(p) = p else { continue };
+                        cands[i].1.llm = Some(p);
+                        if let Some(at) = at {
+                            rows[i][at] = f64::from(p);
+                        }
+                        probs[i] = crate::judge::combine(probs[i], p);
+                    }
+                    judged_by.push("llm".to_owned());
+                }
+                crate::judge::Verdict::Late => {
+                    tracing::info!(
+                        deadline_ms = ms,
+                        "the LLM judge did not answer in time; the note goes out without it"
+                    );
+                }
+                crate::judge::Verdict::Failed(why) => {
+                    tracing::warn!(error = %why, "the LLM judge failed; the note goes out without it");
+                }
+            }
         }
         let bar = note::bar(!judged_by.is_empty());
         let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();

@@ -6,7 +6,8 @@
 //!   asks the running service over loopback (a few plain HTTP/1.1 requests on a
 //!   `TcpStream`), and prints;
 //! - one hard deadline for the whole answer ([`DEADLINE`], so the process is done within
-//!   150 ms); the service down, slow,
+//!   150 ms; while the service's LLM judge is on, a turn note may take the extra time its
+//!   `service.json` names, `hook_wait_ms`); the service down, slow,
 //!   answering an error, memory off, the input malformed or over [`MAX_INPUT`] bytes →
 //!   nothing printed, exit 0: the agent proceeds untouched;
 //! - [`RECURSION_GUARD`](cairn_config::RECURSION_GUARD) set (Cairn's own model calls) →
@@ -222,10 +223,10 @@ pub fn main(framework: &str, event: &str) -> ExitCode {
 /// What to print, if anything, decided before `deadline`.
 fn answer(hook: Hook, deadline: Instant) -> Option<String> {
     let input = read_input(deadline)?;
-    let context = match hook.moment {
-        Moment::SessionStart => session_start(&input, deadline),
-        Moment::Turn => turn_note(hook, &input, deadline),
-    }?;
+    let (context, deadline) = match hook.moment {
+        Moment::SessionStart => (session_start(&input, deadline)?, deadline),
+        Moment::Turn => turn_note(hook, &input, deadline)?,
+    };
     if Instant::now() > deadline {
         return None;
     }
@@ -300,15 +301,25 @@ fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String>
 /// The turn note for this prompt — the one place the turn-note pipeline fills in. Asks the
 /// service's `turn_note` method when this Cairn has one; until then there is no note and
 /// the hook prints nothing (a note is never made up here).
-pub fn turn_note(hook: Hook, input: &serde_json::Value, deadline: Instant) -> Option<String> {
+///
+/// Returns the note with the deadline it was answered under: the hook's own, or later by
+/// the service's `hook_wait_ms` while its LLM judge is on.
+pub fn turn_note(
+    hook: Hook,
+    input: &serde_json::Value,
+    deadline: Instant,
+) -> Option<(String, Instant)> {
     const METHOD: &str = "turn_note";
     if !cairn_api::Service::METHODS.contains(&METHOD) {
         return None;
     }
     let req = turn_note_request(hook, input)?;
-    let service = Loopback::find(deadline)?;
+    let mut service = Loopback::find(deadline)?;
+    if let Some(wait) = service.wait {
+        service.deadline = deadline + wait;
+    }
     let note = service.call(METHOD, &serde_json::to_value(req).ok()?)?;
-    note.get("note")?.as_str().map(str::to_owned)
+    Some((note.get("note")?.as_str()?.to_owned(), service.deadline))
 }
 
 /// The first of `keys` in the hook input that holds a non-empty string.
@@ -361,6 +372,8 @@ struct Loopback {
     authority: String,
     token: String,
     deadline: Instant,
+    /// How much longer a turn note may take (the LLM judge is on), from `service.json`.
+    wait: Option<Duration>,
 }
 
 impl Loopback {
@@ -387,6 +400,9 @@ impl Loopback {
             authority: authority.to_owned(),
             token: info.token.clone(),
             deadline,
+            wait: info
+                .hook_wait_ms
+                .map(|ms| Duration::from_millis(u64::from(ms.min(10_100)))),
         };
         let challenge = cairn_api::http::fresh_instance_id().ok()?;
         let (status, body) =

@@ -735,6 +735,9 @@ fn the_opencode_plugin_adds_what_the_hook_prints_and_fails_open() {
 }
 
 /// A Claude Code session in a fake home: (request, reply) turns.
+#[path = "../../cairn-api/tests/api/fake_judge.rs"]
+mod fake_judge;
+
 fn claude_session(home: &Path, id: &str, day: u32, turns: &[(&str, &str)]) {
     let dir = home.join(".claude/projects/-work-billing");
     fs_err::create_dir_all(&dir).unwrap();
@@ -876,4 +879,58 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         input.as_bytes(),
     );
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+
+    // The LLM judge switched on, with a model that takes 1.5 s: the service tells the hooks
+    // (service.json) to wait for it, and the hook — at its own default deadline — brings
+    // back the judged note. Switched off, the wait is gone.
+    let (base, calls) = fake_judge::fake_judge(Duration::from_millis(1_500));
+    let judge = |on: bool| {
+        d.rpc(
+            "llm_settings_set",
+            &serde_json::json!({"provider": "openai", "model": "qwen2.5:3b", "base_url": base,
+                "model_path": "", "daily_calls": 200, "daily_usd": 1.0,
+                "judge": on, "judge_ms": 6_000}),
+        );
+        let file: serde_json::Value = serde_json::from_str(
+            &fs_err::read_to_string(home.path().join("run/service.json")).unwrap(),
+        )
+        .unwrap();
+        file["hook_wait_ms"].clone()
+    };
+    assert_eq!(judge(true), serde_json::json!(6_100));
+    let input = serde_json::json!({
+        "session_id": "sess-judged",
+        "cwd": "/work/billing",
+        "prompt": "which port does staging postgres listen on?",
+    })
+    .to_string();
+    let out = cairn(home.path())
+        .env_remove("CAIRN_HOOK_DEADLINE_MS")
+        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: the hook printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let context = printed["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains(&fact), "{context}");
+    let log = d.rpc("note_log", &serde_json::json!({}));
+    assert!(
+        log.to_string().contains("\"llm\""),
+        "the judged turn is logged as such: {log}"
+    );
+    assert_eq!(judge(false), serde_json::Value::Null);
 }

@@ -63,6 +63,10 @@ pub struct LlmSettings {
     pub daily_calls: u32,
     /// Money (US dollars) per day before distillation stops for the day.
     pub daily_usd: f64,
+    /// Whether the model also judges each turn note's best candidates (the LLM judge).
+    pub judge: bool,
+    /// How long the LLM judge may take, in milliseconds; a later answer is dropped.
+    pub judge_ms: u64,
 }
 
 /// The provider names `llm.provider` accepts (besides `""`, none).
@@ -427,6 +431,12 @@ impl Settings {
         if !(self.llm.daily_usd.is_finite() && self.llm.daily_usd >= 0.0) {
             return fail("llm.daily_usd", "must be a number of dollars, 0 or more");
         }
+        if !(100..=10_000).contains(&self.llm.judge_ms) {
+            return fail(
+                "llm.judge_ms",
+                "must be between 100 and 10000 (milliseconds)",
+            );
+        }
         if self.log.keep_days == 0 {
             return fail("log.keep_days", "must be at least 1");
         }
@@ -618,7 +628,7 @@ fn parse_scalar(raw: &str) -> toml::Value {
 }
 
 /// The `[llm]` keys [`save_llm`] writes, with their values.
-fn llm_pairs(llm: &LlmSettings) -> [(&'static str, toml::Value); 6] {
+fn llm_pairs(llm: &LlmSettings) -> [(&'static str, toml::Value); 8] {
     [
         ("provider", toml::Value::String(llm.provider.clone())),
         ("model", toml::Value::String(llm.model.clone())),
@@ -629,10 +639,15 @@ fn llm_pairs(llm: &LlmSettings) -> [(&'static str, toml::Value); 6] {
             toml::Value::Integer(i64::from(llm.daily_calls)),
         ),
         ("daily_usd", toml::Value::Float(llm.daily_usd)),
+        ("judge", toml::Value::Boolean(llm.judge)),
+        (
+            "judge_ms",
+            toml::Value::Integer(i64::try_from(llm.judge_ms).unwrap_or(i64::MAX)),
+        ),
     ]
 }
 
-/// Writes the provider, model, endpoint, model file and daily budget of `llm` into the
+/// Writes the provider, model, endpoint, model file, daily budget and judge of `llm` into the
 /// `[llm]` table of the config file `file`, keeping every other line (comments included) as
 /// written: a key already set there is replaced in place, a missing one goes right under the
 /// table's header, and a file with no `[llm]` table gets one at its end. The file is replaced

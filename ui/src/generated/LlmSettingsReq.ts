@@ -23,4 +23,12 @@ daily_calls: number,
 /**
  * `llm.daily_usd`.
  */
-daily_usd: number, };
+daily_usd: number, 
+/**
+ * `llm.judge` (left out: as it is now).
+ */
+judge: boolean | null, 
+/**
+ * `llm.judge_ms` (left out: as it is now).
+ */
+judge_ms: number | null, };

@@ -44,4 +44,12 @@ over_budget: boolean,
 /**
  * The latest calls, newest first.
  */
-recent: Array<LlmCall>, };
+recent: Array<LlmCall>, 
+/**
+ * `llm.judge`: the model also judges each turn note's best candidates.
+ */
+judge: boolean, 
+/**
+ * `llm.judge_ms`: how long the judge may take before its answer is dropped.
+ */
+judge_ms: number, };

@@ -26,6 +26,8 @@ const STATUS: LlmStatus = {
   today: { calls: 3, ok: 2, invalid: 0, failed: 1, refused: 0, input_tokens: 100, output_tokens: 20, cost_usd: 0.25 },
   over_budget: false,
   recent: [],
+  judge: false,
+  judge_ms: 800,
 };
 
 function form(over: Partial<ProviderForm>): ProviderForm {
@@ -85,13 +87,26 @@ describe("the form", () => {
     const ok = settingsRequest(form({ daily_calls: " 50 ", daily_usd: "$0.5" }));
     expect(ok).toEqual({
       ok: true,
-      value: { provider: "claude-cli", model: "", base_url: "", model_path: "", daily_calls: 50, daily_usd: 0.5 },
+      value: { provider: "claude-cli", model: "", base_url: "", model_path: "", daily_calls: 50, daily_usd: 0.5, judge: false, judge_ms: 800 },
     });
     const calls = settingsRequest(form({ daily_calls: "2.5" }));
     expect(!calls.ok && calls.error).toMatch(/call limit.*"2.5"/);
     const usd = settingsRequest(form({ daily_usd: "-1" }));
     expect(!usd.ok && usd.error).toMatch(/spending limit.*"-1"/);
     expect(settingsRequest(form({ provider: "", base_url: "nonsense" })).ok).toBe(true);
+  });
+
+  it("saves the turn-note judge with its time limit, only with a provider", () => {
+    const on = settingsRequest(form({ judge: "true", judge_ms: " 1500 " }));
+    expect(on.ok && on.value.judge).toBe(true);
+    expect(on.ok && on.value.judge_ms).toBe(1500);
+    expect(formChanged(form({ judge: "true" }), STATUS)).toBe(true);
+    const none = settingsRequest(form({ provider: "", judge: "true" }));
+    expect(none.ok && none.value.judge).toBe(false);
+    for (const bad of ["50", "20000", "1.5", ""]) {
+      const r = settingsRequest(form({ judge_ms: bad }));
+      expect(!r.ok && r.error).toMatch(/judge's time limit/);
+    }
   });
 });
 

@@ -117,6 +117,10 @@ export type ProviderForm = {
   model_path: string;
   daily_calls: string;
   daily_usd: string;
+  /** The turn note's LLM judge ("true"/"false", a string like the rest). */
+  judge: string;
+  /** The judge's deadline in milliseconds, as typed. */
+  judge_ms: string;
 };
 
 /** The form filled from the settings in effect. */
@@ -128,6 +132,8 @@ export function formFromStatus(s: LlmStatus): ProviderForm {
     model_path: s.model_path,
     daily_calls: String(s.budget.calls),
     daily_usd: String(s.budget.usd),
+    judge: String(s.judge),
+    judge_ms: String(s.judge_ms),
   };
 }
 
@@ -190,7 +196,13 @@ export function settingsRequest(form: ProviderForm): Checked<LlmSettingsReq> {
   if (usdText === "" || !Number.isFinite(usd) || usd < 0) {
     return { ok: false, error: `The daily spending limit must be a number of dollars, 0 or more (got ${JSON.stringify(form.daily_usd.trim())}).` };
   }
-  return { ok: true, value: { ...providerFields(form), daily_calls: calls, daily_usd: usd } };
+  const msText = form.judge_ms.trim();
+  const ms = Number(msText);
+  if (msText === "" || !Number.isInteger(ms) || ms < 100 || ms > 10_000) {
+    return { ok: false, error: `The judge's time limit must be a whole number of milliseconds from 100 to 10000 (got ${JSON.stringify(msText)}).` };
+  }
+  const judge = form.judge === "true" && form.provider !== "";
+  return { ok: true, value: { ...providerFields(form), daily_calls: calls, daily_usd: usd, judge, judge_ms: ms } };
 }
 
 /** "$0.0021", "$0.35", "$12.00"; "unknown" for null. */

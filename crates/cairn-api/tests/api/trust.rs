@@ -428,6 +428,7 @@ fn service_file(dir: &Path, port: u16, instance: Option<&str>) -> PathBuf {
         url: format!("http://127.0.0.1:{port}"),
         token: TOKEN.into(),
         instance: instance.map(Into::into),
+        hook_wait_ms: None,
     }
     .write(&path)
     .unwrap();

@@ -350,3 +350,92 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     assert!(log["injections"].as_array().unwrap().is_empty());
     handle.shutdown().await;
 }
+
+use crate::fake_judge::fake_judge;
+
+async fn use_judge(service: &cairn_api::Service, base: &str, on: bool, ms: u64) {
+    service
+        .dispatch(
+            "llm_settings_set",
+            json!({"provider": "openai", "model": "qwen2.5:3b", "base_url": base,
+                   "model_path": "", "daily_calls": 200, "daily_usd": 1.0,
+                   "judge": on, "judge_ms": ms}),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
+    use std::sync::atomic::Ordering;
+    let home = tempfile::tempdir().unwrap();
+    let handle = start(home.path()).await;
+    let service = handle.service().clone();
+    let (earlier, _own, later) = seed(&service).await;
+    let ask = json!({
+        "framework": "claude-code",
+        "project": "github.com/acme/billing",
+        "session_id": "s-now",
+        "prompt": "which port does the staging postgres database listen on?",
+        "at": "2026-03-21T09:00:00Z",
+    });
+
+    // Off (the default): no call, the stricter bar.
+    let (base, calls) = fake_judge(std::time::Duration::ZERO);
+    use_judge(&service, &base, false, 2_000).await;
+    let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the judge is off: {note}");
+    assert!(!note["judged_by"].to_string().contains("llm"), "{note}");
+    assert!((note["bar"].as_f64().unwrap() - 0.4).abs() < 1e-6);
+
+    // On: one call; its answers are the ranker's `llm_judge` input and are combined with the
+    // ranker's probabilities, so the judged fact is shown and the judged-unneeded are not.
+    use_judge(&service, &base, true, 5_000).await;
+    let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "{note}");
+    assert_eq!(note["judged_by"], json!(["llm"]), "{note}");
+    assert!((note["bar"].as_f64().unwrap() - 0.3).abs() < 1e-6);
+    assert_eq!(ids(&note["entries"]), vec![earlier.clone()], "{note}");
+    let why = service
+        .dispatch("note_why", json!({"turn": note["turn"]}))
+        .await
+        .unwrap();
+    let judge_of = |id: &str| -> Option<f64> {
+        let e = why["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)?;
+        e["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "llm_judge")?["value"]
+            .as_f64()
+    };
+    assert!((judge_of(&earlier).unwrap() - 0.93).abs() < 1e-6, "{why}");
+    // The replayed turn's time: the later move is not a candidate at all.
+    assert!(judge_of(&later).is_none(), "{why}");
+    // The call is in the ledger with its purpose.
+    let status = service.dispatch("llm_status", json!({})).await.unwrap();
+    assert!(
+        status["recent"].to_string().contains("\"judge\""),
+        "{status}"
+    );
+    assert_eq!(status["judge"], true);
+
+    // A judge slower than its deadline: the turn does not wait for it, and the note goes
+    // out as the ranker alone decides, with the stricter bar.
+    let (slow, slow_calls) = fake_judge(std::time::Duration::from_secs(20));
+    use_judge(&service, &slow, true, 300).await;
+    let started = std::time::Instant::now();
+    let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
+    assert!(!note["judged_by"].to_string().contains("llm"), "{note}");
+    assert!((note["bar"].as_f64().unwrap() - 0.4).abs() < 1e-6, "{note}");
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the turn waited for the late judge: {took:?}"
+    );
+}

@@ -104,6 +104,11 @@ pub struct LlmStatus {
     pub over_budget: bool,
     /// The latest calls, newest first.
     pub recent: Vec<LlmCall>,
+    /// `llm.judge`: the model also judges each turn note's best candidates.
+    pub judge: bool,
+    /// `llm.judge_ms`: how long the judge may take before its answer is dropped.
+    #[ts(type = "number")]
+    pub judge_ms: u64,
 }
 
 /// Send one tiny request to a provider: one attempt, no retries, at most 100 seconds (less
@@ -203,4 +208,11 @@ pub struct LlmSettingsReq {
     pub daily_calls: u32,
     /// `llm.daily_usd`.
     pub daily_usd: f64,
+    /// `llm.judge` (left out: as it is now).
+    #[serde(default)]
+    pub judge: Option<bool>,
+    /// `llm.judge_ms` (left out: as it is now).
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub judge_ms: Option<u64>,
 }
