@@ -921,6 +921,44 @@ async fn the_memory_tool_contract_answers_like_the_reference_on_every_surface() 
     );
     assert_eq!(r[2]["is_error"], false);
 
+    // The same mounts for an MCP client: the mounted store is read-only under its name, and
+    // the tool's description says so.
+    let mut mcp = tokio::process::Command::new(BIN);
+    mcp.env("HOME", home.path())
+        .env("CAIRN_HOME", ch.path())
+        .env_remove("CAIRN_LOG")
+        .args([
+            "mcp",
+            "--project",
+            "conformance/mcp-mounts",
+            "--mount",
+            "ref=project:conformance/text",
+        ])
+        .stderr(Stdio::null());
+    let c = ().serve(TokioChildProcess::new(mcp).unwrap()).await.unwrap();
+    let tools = c.list_all_tools().await.unwrap();
+    let notes = tools.iter().find(|t| t.name == "notes").unwrap();
+    assert!(
+        notes
+            .description
+            .as_deref()
+            .unwrap_or_default()
+            .contains("/memories/ref (project conformance/text, read-only)"),
+        "{:?}",
+        notes.description
+    );
+    let r = call(&c, "notes", json!({"command": "view", "path": "/memories"})).await;
+    assert!(text(&r).contains("/memories/ref/a.md"), "{}", text(&r));
+    let r = call(
+        &c,
+        "notes",
+        json!({"command": "str_replace", "path": "/memories/ref/a.md", "old_str": "x", "new_str": "z"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("read-only"), "{}", text(&r));
+    c.cancel().await.unwrap();
+
     // The SDK's own memory-tool classes, handing their commands to `cairn memory-tool`.
     let python = match std::env::var("CAIRN_TEST_ANTHROPIC_PYTHON") {
         Ok(p) if !p.is_empty() => p,
