@@ -255,3 +255,113 @@ fn eval_note_asks_own_and_foreign_questions_and_keeps_the_figures_for_the_app() 
         "{out:?}"
     );
 }
+
+/// `cairn ranker train` on a small slice of the owned labelled set: every request asked of
+/// a real service, the model and its cross-fitted figures written, the figures in range; a
+/// file that is not a labelled set is a clear error and writes nothing.
+#[test]
+fn ranker_train_writes_a_model_and_cross_fitted_figures() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let owned: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../data/ranker/histories.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    // Two histories, their first three sessions, and the requests about those sessions (or
+    // needing nothing), at most 12 each.
+    let mut slice = Vec::new();
+    for sample in owned.as_array().unwrap().iter().take(2) {
+        let mut s = sample.clone();
+        let conv = s["conversation"].as_object_mut().unwrap();
+        conv.retain(|k, _| {
+            !k.starts_with("session_")
+                || k.split('_')
+                    .nth(1)
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n <= 3)
+        });
+        let in_kept = |e: &serde_json::Value| {
+            e.as_str()
+                .and_then(|d| d.strip_prefix('D'))
+                .and_then(|d| d.split(':').next())
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n <= 3)
+        };
+        let qa: Vec<serde_json::Value> = s["qa"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|q| {
+                q["evidence"]
+                    .as_array()
+                    .is_some_and(|ev| ev.iter().all(in_kept))
+            })
+            .take(12)
+            .cloned()
+            .collect();
+        s["qa"] = serde_json::json!(qa);
+        slice.push(s);
+    }
+    let f = dir.path().join("small.json");
+    fs_err::write(&f, serde_json::to_string(&slice).unwrap()).unwrap();
+    let out_model = dir.path().join("out/model.txt");
+    let home = dir.path().join("home");
+    let run = |file: &std::path::Path| {
+        Command::new(BIN)
+            .env("CAIRN_HOME", &home)
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .env("CAIRN__MODELS__EMBEDDER", &model)
+            .args([
+                "ranker",
+                "train",
+                file.to_str().unwrap(),
+                "--out",
+                out_model.to_str().unwrap(),
+                "--json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run(&f);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(t["examples"].as_u64().unwrap() > 100, "{t}");
+    let c = &t["cross_fit"];
+    assert!(c["groups"].as_u64().unwrap() >= 12, "{t}");
+    assert!(c["positives"].as_u64().unwrap() >= 1, "{t}");
+    let auc = c["auc"].as_f64().unwrap();
+    assert!(
+        auc > 0.5 && auc <= 1.0,
+        "better than chance on held-out requests: {t}"
+    );
+    let text = fs_err::read_to_string(&out_model).unwrap();
+    assert!(
+        text.starts_with("tree"),
+        "a LightGBM model: {}",
+        &text[..40.min(text.len())]
+    );
+    for name in cairn_recall::note::FEATURES {
+        assert!(text.contains(name), "the model names its input {name}");
+    }
+    let figures: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(out_model.with_extension("json")).unwrap())
+            .unwrap();
+    assert_eq!(figures["cross_fit"]["auc"], c["auc"]);
+
+    // Not a labelled set: a clear error, and the model written before is untouched.
+    let bad = dir.path().join("bad.json");
+    fs_err::write(&bad, "[{\"sample_id\": 1}]").unwrap();
+    let out = run(&bad);
+    assert!(!out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).trim().is_empty());
+    assert_eq!(fs_err::read_to_string(&out_model).unwrap(), text);
+}
