@@ -25,6 +25,7 @@
 mod distill;
 mod entity;
 mod error;
+mod export;
 mod injections;
 mod ledger;
 mod migrate;
@@ -34,6 +35,9 @@ mod store;
 
 pub use distill::PendingSession;
 pub use error::{Error, Result};
+pub use export::{
+    ChunkRow, ExportFilter, Imported, ItemEventRow, NoteMetaRow, NoteVersionExport, RecordRow,
+};
 pub use injections::{Injection, InjectionCandidate, NoteLabel, NoteTotals, Uses};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
