@@ -61,6 +61,7 @@
 mod command;
 mod error;
 mod fsx;
+mod import;
 mod notes;
 mod path;
 mod text;

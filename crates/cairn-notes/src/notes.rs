@@ -975,7 +975,7 @@ impl Notes {
 
     /// Creates the scope's directories (0700; a project's with its marker) and `res`'s
     /// parents.
-    fn make_parents(&self, scope: &Scope, res: &Resolved, raw: &str) -> Result<()> {
+    pub(crate) fn make_parents(&self, scope: &Scope, res: &Resolved, raw: &str) -> Result<()> {
         let root = &self.inner.root;
         let mut scope_dir = root.clone();
         for d in scope.dirs() {
