@@ -1,7 +1,9 @@
 //! # cairn-desktop
 //!
-//! The desktop shell: the main window with the UI, the tray menu (Open, Pause/Resume memory,
-//! Clear…, Quit), single instance and launch at login. It hosts the service in-process
+//! The desktop shell: the main window with the UI, the tray menu (Open, Pause memory for 15
+//! minutes / 1 hour / until tomorrow / until resumed, Resume memory, Clear…, Quit; its tooltip
+//! and a dimmed icon say when memory is paused or off, and until when), single instance and
+//! launch at login. It hosts the service in-process
 //! (or, when a `cairn daemon` already owns the store, becomes its client) and exposes one
 //! Tauri command, `rpc`, that forwards to cairn-api's dispatch table. No logic lives here.
 #![cfg_attr(
@@ -13,9 +15,9 @@ use std::time::Duration;
 
 use cairn_api::{Backend, Host, ServiceOptions, SharedBackend};
 use cairn_config::{Overrides, Paths, Settings};
-use cairn_core::api::{ApiErrorBody, MemorySetReq, MemoryState};
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
-use tauri::tray::TrayIconBuilder;
+use cairn_core::api::{ApiErrorBody, MemoryPauseReq, MemorySetReq, MemoryState};
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{Emitter, Manager, RunEvent, WindowEvent};
 
 /// The one command: every UI call goes through cairn-api's dispatch table.
@@ -43,91 +45,215 @@ fn show_main(app: &tauri::AppHandle) {
     }
 }
 
-fn pause_label(enabled: bool) -> &'static str {
-    if enabled {
-        "Pause memory"
-    } else {
-        "Resume memory"
+/// The tray's Pause submenu: (menu id, label, `memory_pause`'s `for`).
+const PAUSE_CHOICES: [(&str, &str, &str); 4] = [
+    ("pause-15m", "15 minutes", "15m"),
+    ("pause-1h", "1 hour", "1h"),
+    ("pause-tomorrow", "Until tomorrow", "tomorrow"),
+    ("pause-until-resumed", "Until resumed", "until_resumed"),
+];
+
+/// The `memory_pause` request a tray menu id stands for, if it is a Pause choice.
+fn pause_request(id: &str) -> Option<MemoryPauseReq> {
+    PAUSE_CHOICES
+        .iter()
+        .find(|(menu_id, _, _)| *menu_id == id)
+        .map(|(_, _, length)| MemoryPauseReq {
+            duration: Some((*length).to_owned()),
+            until: None,
+        })
+}
+
+/// A time as the tray shows it: local, "14:30" today, "tomorrow 00:00", else with the date.
+fn local_time(rfc3339: &str, now: chrono::DateTime<chrono::Local>) -> String {
+    let Ok(at) = chrono::DateTime::parse_from_rfc3339(rfc3339) else {
+        return rfc3339.to_owned();
+    };
+    let at = at.with_timezone(&chrono::Local);
+    let days = (at.date_naive() - now.date_naive()).num_days();
+    match days {
+        0 => at.format("%H:%M").to_string(),
+        1 => at.format("tomorrow %H:%M").to_string(),
+        _ => at.format("%Y-%m-%d %H:%M").to_string(),
     }
 }
 
-async fn memory_enabled(backend: &SharedBackend) -> Option<bool> {
-    let status = backend.call("status", serde_json::json!({})).await.ok()?;
-    status["memory"]["enabled"].as_bool()
+/// The tray's tooltip for a memory state (unknown: the service did not answer).
+fn tray_tooltip(memory: Option<&MemoryState>, now: chrono::DateTime<chrono::Local>) -> String {
+    match memory {
+        None => "Cairn".to_owned(),
+        Some(m) if m.enabled => "Cairn — memory on".to_owned(),
+        Some(m) if m.paused => match m.paused_until.as_deref() {
+            Some(until) => format!("Cairn — memory paused until {}", local_time(until, now)),
+            None => "Cairn — memory paused until resumed".to_owned(),
+        },
+        Some(_) => "Cairn — memory off".to_owned(),
+    }
 }
 
-fn set_pause_label(item: &MenuItem<tauri::Wry>, enabled: bool) {
-    if let Err(e) = item.set_text(pause_label(enabled)) {
-        tracing::warn!(error = %e, "cannot update the tray menu");
+async fn memory_state(backend: &SharedBackend) -> Option<MemoryState> {
+    backend
+        .call_typed::<_, MemoryState>("memory_get", &serde_json::json!({}))
+        .await
+        .ok()
+}
+
+/// The tray items that follow the memory state.
+#[derive(Clone)]
+struct TrayState {
+    tray: TrayIcon<tauri::Wry>,
+    /// "Memory on" / "Memory paused until …" / "Memory off" (disabled: a label).
+    state: MenuItem<tauri::Wry>,
+    resume: MenuItem<tauri::Wry>,
+    icon: Option<tauri::image::Image<'static>>,
+    dimmed: Option<tauri::image::Image<'static>>,
+}
+
+impl TrayState {
+    /// Shows a memory state: the state line, Resume enabled when memory is not on, the
+    /// tooltip (and title, where the platform shows one) with the pause's end, and the icon
+    /// dimmed while memory is paused or off.
+    fn show(&self, memory: Option<&MemoryState>) {
+        let tooltip = tray_tooltip(memory, chrono::Local::now());
+        let on = memory.is_none_or(|m| m.enabled);
+        let line = tooltip.trim_start_matches("Cairn — ");
+        let mut line = line.to_owned();
+        if let Some(first) = line.get(..1) {
+            line = first.to_uppercase() + &line[1..];
+        }
+        let results = [
+            self.state.set_text(&line),
+            self.resume.set_enabled(!on),
+            self.tray.set_tooltip(Some(&tooltip)),
+            self.tray.set_icon(if on {
+                self.icon.clone()
+            } else {
+                self.dimmed.clone()
+            }),
+        ];
+        for r in results {
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "cannot update the tray");
+            }
+        }
     }
+}
+
+/// The icon at 40% opacity: the tray's sign that memory is paused or off.
+fn dimmed(icon: &tauri::image::Image<'_>) -> tauri::image::Image<'static> {
+    let mut rgba = icon.rgba().to_vec();
+    for px in rgba.chunks_exact_mut(4) {
+        px[3] = (u16::from(px[3]) * 2 / 5) as u8;
+    }
+    tauri::image::Image::new_owned(rgba, icon.width(), icon.height())
 }
 
 fn build_tray(app: &tauri::App, backend: SharedBackend) -> tauri::Result<()> {
     let open = MenuItem::with_id(app, "open", "Open Cairn", true, None::<&str>)?;
-    let pause = MenuItem::with_id(app, "pause", pause_label(true), true, None::<&str>)?;
+    let state = MenuItem::with_id(app, "state", "Memory on", false, None::<&str>)?;
+    let choices = PAUSE_CHOICES
+        .iter()
+        .map(|(id, label, _)| MenuItem::with_id(app, *id, *label, true, None::<&str>))
+        .collect::<tauri::Result<Vec<_>>>()?;
+    let choice_refs: Vec<&dyn tauri::menu::IsMenuItem<tauri::Wry>> = choices
+        .iter()
+        .map(|c| c as &dyn tauri::menu::IsMenuItem<tauri::Wry>)
+        .collect();
+    let pause = Submenu::with_id_and_items(app, "pause", "Pause memory", true, &choice_refs)?;
+    let resume = MenuItem::with_id(app, "resume", "Resume memory", false, None::<&str>)?;
     let clear = MenuItem::with_id(app, "clear", "Clear memory…", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Cairn", true, None::<&str>)?;
     let sep1 = PredefinedMenuItem::separator(app)?;
     let sep2 = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(app, &[&open, &pause, &sep1, &clear, &sep2, &quit])?;
+    let menu = Menu::with_items(
+        app,
+        &[&open, &state, &pause, &resume, &sep1, &clear, &sep2, &quit],
+    )?;
+    let icon = app.default_window_icon().map(|i| i.clone().to_owned());
     let mut tray = TrayIconBuilder::with_id("cairn")
         .tooltip("Cairn")
         .menu(&menu);
-    if let Some(icon) = app.default_window_icon() {
+    if let Some(icon) = &icon {
         tray = tray.icon(icon.clone());
     }
     let b = backend.clone();
-    let pause_item = pause.clone();
-    tray.on_menu_event(move |app, event| match event.id.as_ref() {
-        "open" => show_main(app),
-        "pause" => {
-            let b = b.clone();
-            let pause_item = pause_item.clone();
-            tauri::async_runtime::spawn(async move {
-                let enabled = memory_enabled(&b).await.unwrap_or(true);
-                match b
-                    .call_typed::<_, MemoryState>("memory_set", &MemorySetReq { enabled: !enabled })
-                    .await
-                {
-                    Ok(state) => set_pause_label(&pause_item, state.enabled),
-                    Err(e) => tracing::warn!(error = %e, "cannot switch memory from the tray"),
-                }
-            });
-        }
-        "clear" => {
-            show_main(app);
-            // The window asks for confirmation before anything is cleared.
-            if let Err(e) = app.emit_to("main", "cairn://clear-requested", ()) {
-                tracing::warn!(error = %e, "cannot ask the window to confirm Clear");
+    let tray = tray
+        .on_menu_event(move |app, event| match event.id.as_ref() {
+            "open" => show_main(app),
+            "resume" => {
+                let b = b.clone();
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    match b
+                        .call_typed::<_, MemoryState>("memory_set", &MemorySetReq { enabled: true })
+                        .await
+                    {
+                        Ok(state) => show_memory(&app, Some(&state)),
+                        Err(e) => tracing::warn!(error = %e, "cannot resume memory from the tray"),
+                    }
+                });
             }
-        }
-        "quit" => {
-            let b = b.clone();
-            let app = app.clone();
-            tauri::async_runtime::spawn(async move {
-                b.close().await;
-                app.exit(0);
-            });
-        }
-        _ => {}
-    })
-    .build(app)?;
+            "clear" => {
+                show_main(app);
+                // The window asks for confirmation before anything is cleared.
+                if let Err(e) = app.emit_to("main", "cairn://clear-requested", ()) {
+                    tracing::warn!(error = %e, "cannot ask the window to confirm Clear");
+                }
+            }
+            "quit" => {
+                let b = b.clone();
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    b.close().await;
+                    app.exit(0);
+                });
+            }
+            id => {
+                if let Some(req) = pause_request(id) {
+                    let b = b.clone();
+                    let app = app.clone();
+                    tauri::async_runtime::spawn(async move {
+                        match b.call_typed::<_, MemoryState>("memory_pause", &req).await {
+                            Ok(state) => show_memory(&app, Some(&state)),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "cannot pause memory from the tray");
+                            }
+                        }
+                    });
+                }
+            }
+        })
+        .build(app)?;
+    let shown = TrayState {
+        tray,
+        state,
+        resume,
+        dimmed: icon.as_ref().map(dimmed),
+        icon,
+    };
+    app.manage(shown.clone());
 
-    // Keep the Pause/Resume label in step with the switch, whoever flips it.
+    // Keep the tray in step with the memory state, whoever changes it (the window, the CLI,
+    // a pause that ends by itself).
     tauri::async_runtime::spawn(async move {
-        let mut shown = Some(true);
+        let mut last: Option<Option<MemoryState>> = None;
         loop {
-            tokio::time::sleep(Duration::from_secs(2)).await;
-            let now = memory_enabled(&backend).await;
-            if now.is_some() && now != shown {
-                if let Some(enabled) = now {
-                    set_pause_label(&pause, enabled);
-                }
-                shown = now;
+            let now = memory_state(&backend).await;
+            if last.as_ref() != Some(&now) {
+                shown.show(now.as_ref());
+                last = Some(now);
             }
+            tokio::time::sleep(Duration::from_secs(2)).await;
         }
     });
     Ok(())
+}
+
+/// Shows a memory state in the tray at once (the poll would, within two seconds).
+fn show_memory(app: &tauri::AppHandle, memory: Option<&MemoryState>) {
+    if let Some(tray) = app.try_state::<TrayState>() {
+        tray.show(memory);
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -228,4 +354,73 @@ fn main() -> std::process::ExitCode {
         }
     });
     std::process::ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn state(enabled: bool, paused: bool, until: Option<&str>) -> MemoryState {
+        MemoryState {
+            enabled,
+            changed_at: None,
+            paused,
+            paused_until: until.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn tray_pause_choices_ask_for_the_right_pause() {
+        let lengths: Vec<_> = PAUSE_CHOICES
+            .iter()
+            .map(|(id, _, _)| pause_request(id).and_then(|r| r.duration))
+            .collect();
+        assert_eq!(
+            lengths,
+            ["15m", "1h", "tomorrow", "until_resumed"].map(|l| Some(l.to_owned()))
+        );
+        assert!(pause_request("resume").is_none());
+        assert!(pause_request("quit").is_none());
+    }
+
+    #[test]
+    fn tray_tooltip_says_paused_and_until_when() {
+        let now = chrono::Local
+            .with_ymd_and_hms(2026, 12, 2, 10, 0, 0)
+            .earliest()
+            .unwrap_or_else(chrono::Local::now);
+        let at = |h, m, d| {
+            chrono::Local
+                .with_ymd_and_hms(2026, 12, d, h, m, 0)
+                .earliest()
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_default()
+        };
+        assert_eq!(tray_tooltip(None, now), "Cairn");
+        assert_eq!(
+            tray_tooltip(Some(&state(true, false, None)), now),
+            "Cairn — memory on"
+        );
+        assert_eq!(
+            tray_tooltip(Some(&state(false, false, None)), now),
+            "Cairn — memory off"
+        );
+        assert_eq!(
+            tray_tooltip(Some(&state(false, true, Some(&at(10, 15, 2)))), now),
+            "Cairn — memory paused until 10:15"
+        );
+        assert_eq!(
+            tray_tooltip(Some(&state(false, true, Some(&at(0, 0, 3)))), now),
+            "Cairn — memory paused until tomorrow 00:00"
+        );
+        assert_eq!(
+            tray_tooltip(Some(&state(false, true, Some(&at(9, 0, 9)))), now),
+            "Cairn — memory paused until 2026-12-09 09:00"
+        );
+        assert_eq!(
+            tray_tooltip(Some(&state(false, true, None)), now),
+            "Cairn — memory paused until resumed"
+        );
+    }
 }
