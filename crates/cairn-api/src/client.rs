@@ -100,8 +100,10 @@ enum Answer {
 }
 
 /// Methods that may run for minutes.
-const LONG_METHODS: [&str; 5] = [
+const LONG_METHODS: [&str; 7] = [
     "capture_run",
+    "export_run",
+    "import_run",
     "index_rebuild",
     "distill_now",
     "distill_rebuild",

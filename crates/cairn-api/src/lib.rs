@@ -30,6 +30,7 @@ mod client;
 pub mod dense;
 pub mod distill_api;
 mod error;
+mod export_api;
 pub mod http;
 mod instance;
 mod integrations;

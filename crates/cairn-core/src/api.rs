@@ -9,6 +9,7 @@ use ts_rs::TS;
 use crate::ErrorCode;
 
 mod distill;
+mod export;
 mod items;
 mod llm;
 mod notes;
@@ -16,6 +17,7 @@ mod recall;
 mod tools;
 
 pub use distill::*;
+pub use export::*;
 pub use items::*;
 pub use llm::*;
 pub use notes::*;
@@ -113,6 +115,10 @@ macro_rules! for_each_method {
                 "Why a turn's note said what it said: each candidate's probability and the ranker's inputs.";
             note_feedback($crate::api::NoteFeedbackReq) -> $crate::api::InjectionEntry,
                 "Mark an entry of a note not useful (or useful): a label for the next ranker training.";
+            export_run($crate::api::ExportReq) -> $crate::api::ExportReport,
+                "Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file.";
+            import_run($crate::api::ImportReq) -> $crate::api::ImportReport,
+                "Read an export back: everything checked first (a malformed file refuses the whole import), ids kept, what is stored already skipped.";
         }
     };
 }
@@ -681,6 +687,11 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<InjectionList>(),
         file::<WhyReq>(),
         file::<NoteFeedbackReq>(),
+        file::<ExportReq>(),
+        file::<ExportReport>(),
+        file::<ImportReq>(),
+        file::<ImportCounts>(),
+        file::<ImportReport>(),
     ];
     files.sort();
     let mut index = String::from(HEADER);

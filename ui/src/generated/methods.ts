@@ -14,6 +14,10 @@ import type { DistillReq } from "./DistillReq";
 import type { Empty } from "./Empty";
 import type { ExploreReq } from "./ExploreReq";
 import type { ExploreRes } from "./ExploreRes";
+import type { ExportReport } from "./ExportReport";
+import type { ExportReq } from "./ExportReq";
+import type { ImportReport } from "./ImportReport";
+import type { ImportReq } from "./ImportReq";
 import type { IndexReport } from "./IndexReport";
 import type { InjectionEntry } from "./InjectionEntry";
 import type { InjectionList } from "./InjectionList";
@@ -149,7 +153,11 @@ export type Methods = {
   note_why: { req: WhyReq; res: InjectionView };
   /** Mark an entry of a note not useful (or useful): a label for the next ranker training. */
   note_feedback: { req: NoteFeedbackReq; res: InjectionEntry };
+  /** Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file. */
+  export_run: { req: ExportReq; res: ExportReport };
+  /** Read an export back: everything checked first (a malformed file refuses the whole import), ids kept, what is stored already skipped. */
+  import_run: { req: ImportReq; res: ImportReport };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "import_run"] as const;
