@@ -15,6 +15,7 @@ mod bench_note;
 mod bench_search;
 mod eval;
 mod eval_distill;
+mod export_cli;
 mod hook;
 mod llm;
 mod memory_tool;
@@ -82,6 +83,30 @@ enum Command {
         /// Run one pass and exit (the service also captures on its own schedule).
         #[arg(long, required = true)]
         once: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write everything remembered to a new or empty folder in open formats: Markdown notes
+    /// and items, JSONL records and item events, a manifest with a sha256 per file.
+    Export {
+        /// The folder (created; an existing one must be empty).
+        dir: std::path::PathBuf,
+        /// Only this project's records, items and notes.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only what happened on or after this date (YYYY-MM-DD) or time (RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a folder `cairn export` wrote: everything checked first (a malformed file refuses
+    /// the whole import), ids kept, what is stored already skipped.
+    Import {
+        /// The folder.
+        dir: std::path::PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -1053,6 +1078,27 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     print_capture(&report)?;
                 }
                 Ok(())
+            }
+            Command::Export {
+                dir,
+                project,
+                since,
+                json,
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = export_cli::export(&backend, &dir, project, since, json).await;
+                backend.close().await;
+                Ok(res?)
+            }
+            Command::Import { dir, json } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = export_cli::import(&backend, &dir, json).await;
+                backend.close().await;
+                Ok(res?)
             }
             Command::Open { id, json } => {
                 let backend =

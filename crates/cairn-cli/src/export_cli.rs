@@ -1,0 +1,81 @@
+//! `cairn export` and `cairn import`: everything remembered written to a folder in open
+//! formats (Markdown notes and items, JSONL records and item events, a manifest with a sha256
+//! per file) and read back into another Cairn, with a progress bar meanwhile.
+use std::path::Path;
+
+use cairn_api::{ApiError, Backend};
+use cairn_core::api::{ExportReport, ExportReq, ImportCounts, ImportReport, ImportReq};
+
+/// The folder as an absolute path (relative ones are taken from the working directory).
+fn absolute(dir: &Path) -> std::io::Result<String> {
+    Ok(std::path::absolute(dir)?.display().to_string())
+}
+
+/// Runs `export_run`, printing the report (JSON with `json`).
+pub async fn export(
+    backend: &Backend,
+    dir: &Path,
+    project: Option<String>,
+    since: Option<String>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let req = ExportReq {
+        dir: absolute(dir)?,
+        project,
+        since,
+    };
+    let report: ExportReport =
+        crate::call_with_progress_req(backend, "export_run", &req, "transfer", json).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "Exported {} records, {} item events ({} items), {} notes ({} versions) to {}: {} files, {} bytes in {} ms.",
+            report.records,
+            report.item_events,
+            report.items,
+            report.notes,
+            report.note_versions,
+            report.dir,
+            report.files,
+            report.bytes,
+            report.duration_ms
+        );
+    }
+    Ok(())
+}
+
+fn line(what: &str, c: &ImportCounts) -> String {
+    format!(
+        "{what}: {} added, {} already there, {} conflicting",
+        c.added, c.duplicates, c.conflicts
+    )
+}
+
+/// Runs `import_run`, printing the report (JSON with `json`).
+pub async fn import(backend: &Backend, dir: &Path, json: bool) -> anyhow::Result<()> {
+    let req = ImportReq {
+        dir: absolute(dir)?,
+    };
+    let res: Result<ImportReport, ApiError> =
+        crate::call_with_progress_req(backend, "import_run", &req, "transfer", json).await;
+    let report = res?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "Imported {} ({} files checked, {} ms):",
+        report.dir, report.files, report.duration_ms
+    );
+    println!("  {}", line("records", &report.records));
+    println!("  {}", line("item events", &report.item_events));
+    println!("  {}", line("notes", &report.notes));
+    if !report.conflicts.is_empty() {
+        println!("Kept the stored version of:");
+        for c in &report.conflicts {
+            println!("  {c}");
+        }
+    }
+    Ok(())
+}
