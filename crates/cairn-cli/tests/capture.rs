@@ -7,6 +7,8 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
+mod export;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-capture/tests/fixtures")
 }
