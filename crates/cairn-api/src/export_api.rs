@@ -86,6 +86,13 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
     ApiError::internal(format!("cannot {what} {}: {e}", path.display()))
 }
 
+/// Removes an unfinished export (a failure is logged: the export failed already).
+fn discard(tmp: &Path) {
+    if let Err(e) = fs_err::remove_dir_all(tmp) {
+        tracing::warn!(error = %e, "could not remove an unfinished export");
+    }
+}
+
 fn sha_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
@@ -506,16 +513,19 @@ impl Service {
             Ok(r) => r,
             Err(e) => {
                 drop(w);
-                let _ = fs_err::remove_dir_all(&tmp);
+                discard(&tmp);
                 return Err(e);
             }
         };
         // An empty target folder gives way to the finished export.
-        if dir.exists() {
-            let _ = fs_err::remove_dir(&dir);
+        if dir.exists()
+            && let Err(e) = fs_err::remove_dir(&dir)
+        {
+            discard(&tmp);
+            return Err(io_err("replace the empty folder", &dir, e));
         }
         if let Err(e) = fs_err::rename(&tmp, &dir) {
-            let _ = fs_err::remove_dir_all(&tmp);
+            discard(&tmp);
             return Err(io_err("move the finished export to", &dir, e));
         }
         report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

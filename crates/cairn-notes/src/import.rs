@@ -65,7 +65,9 @@ impl Notes {
             .await;
         if !matches!(done, Ok(Imported::Added)) {
             // Not ours after all: leave no file behind that the store does not know.
-            let _ = fs_err::remove_file(&res.path);
+            if let Err(e) = fs_err::remove_file(&res.path) {
+                tracing::warn!(error = %e, "could not remove a note file an import left behind");
+            }
         }
         Ok(done?)
     }
