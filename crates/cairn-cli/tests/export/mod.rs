@@ -260,6 +260,56 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
 
+    // Filters: one project's records, items and notes; nothing after a future date; a date
+    // that is not one is refused.
+    let db = ca.join("data/cairn.db");
+    let count = |sql: &str| -> u64 {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64
+    };
+    let project: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT project FROM records WHERE session_id = 'sess-heron' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let one = json_of(
+        cairn(h, ca)
+            .args(["export", "--json", "--project", &project])
+            .arg(out.path().join("one")),
+    );
+    let q = project.replace('\'', "''");
+    assert_eq!(
+        one["records"].as_u64().unwrap(),
+        count(&format!(
+            "SELECT COUNT(*) FROM records WHERE project = '{q}'"
+        ))
+    );
+    assert!(one["records"].as_u64().unwrap() < report["records"].as_u64().unwrap());
+    assert_eq!(
+        one["notes"].as_u64().unwrap(),
+        count(&format!("SELECT COUNT(*) FROM notes WHERE project = '{q}'"))
+    );
+    let heron_items = if project == "/tmp/heron" { 3 } else { 0 };
+    assert_eq!(one["item_events"], heron_items, "{project}");
+    let none = json_of(
+        cairn(h, ca)
+            .args(["export", "--json", "--since", "2099-01-01"])
+            .arg(out.path().join("none")),
+    );
+    for kind in ["records", "item_events", "notes"] {
+        assert_eq!(none[kind], 0, "{kind}: {none}");
+    }
+    let res = cairn(h, ca)
+        .args(["export", "--since", "last tuesday"])
+        .arg(out.path().join("never"))
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(2));
+    assert!(!out.path().join("never").exists());
+
     // Import into an empty Cairn: the same rows and the same note files.
     let cb = b.path();
     let first = json_of(cairn(h, cb).args(["import", "--json"]).arg(&dir));
