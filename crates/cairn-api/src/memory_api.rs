@@ -337,7 +337,9 @@ mod tests {
     #[test]
     fn pause_bad_lengths_say_why() {
         let now = utc("2026-12-02T10:20:00Z");
-        for bad in ["", "m", "15", "15s", "1d", "1.5h", "-5m", "+5m", "abc", "15 m"] {
+        for bad in [
+            "", "m", "15", "15s", "1d", "1.5h", "-5m", "+5m", "abc", "15 m",
+        ] {
             let e = pause_end(bad, now, &Utc).expect_err(bad);
             assert!(e.contains("cannot read the pause length"), "{bad}: {e}");
         }
