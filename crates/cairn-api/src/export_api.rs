@@ -10,6 +10,7 @@
 //!                                    whole (ids, revisions, times, content, chunks)
 //! item-events.jsonl                  the item log, one event a line, each with the item's
 //!                                    whole state
+//! relations.jsonl                   the relations between the exported items
 //! items/<id>.md                      each item's current state as Markdown (front matter:
 //!                                    id, kind, title, project, dates, importance, sources,
 //!                                    status), for people; the events are what import reads
@@ -38,7 +39,7 @@ use cairn_core::api::{
     ExportReport, ExportReq, ImportCounts, ImportReport, ImportReq, WorkerState,
 };
 use cairn_store::{
-    ExportFilter, Imported, ItemEventRow, NoteMetaRow, NoteVersionExport, RecordRow,
+    ExportFilter, Imported, ItemEventRow, NoteMetaRow, NoteVersionExport, RecordRow, RelationRow,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -54,6 +55,7 @@ const VERSION: u32 = 1;
 const MANIFEST: &str = "manifest.json";
 const ITEM_EVENTS: &str = "item-events.jsonl";
 const NOTES: &str = "notes.jsonl";
+const RELATIONS: &str = "relations.jsonl";
 const NOTE_VERSIONS: &str = "note-versions.jsonl";
 /// Records stored per transaction on import.
 const BATCH: usize = 500;
@@ -299,6 +301,7 @@ fn item_markdown(item: &serde_json::Value, created: &str, updated: &str) -> Stri
 struct Parsed {
     records: Vec<RecordRow>,
     events: Vec<ItemEventRow>,
+    relations: Vec<RelationRow>,
     notes: Vec<NoteMetaRow>,
     versions: HashMap<String, Vec<NoteVersionExport>>,
     contents: HashMap<String, String>,
@@ -385,6 +388,8 @@ fn read_export(dir: &Path) -> Result<Parsed> {
                 })?;
             }
             parsed.events = rows;
+        } else if rel == RELATIONS {
+            parsed.relations = jsonl(rel, text)?;
         } else if rel == NOTES {
             parsed.notes = jsonl(rel, text)?;
         } else if rel == NOTE_VERSIONS {
@@ -589,6 +594,12 @@ impl Service {
             w.whole(&format!("items/{}.md", file_stem(id)), md.as_bytes())?;
             report.items += 1;
         }
+        let filtered = filter.project.is_some() || filter.since.is_some();
+        let ids: std::collections::HashSet<String> = latest.keys().cloned().collect();
+        for r in store.export_relations(filtered.then_some(&ids)).await? {
+            w.line(RELATIONS, &r)?;
+            report.relations += 1;
+        }
         self.transfer_progress("exporting notes".into(), Some(0.9));
         // Notes: metadata and versions as lines, live ones as Markdown.
         for (meta, versions) in store.export_notes(filter).await? {
@@ -630,7 +641,7 @@ impl Service {
             }
         }
         // Every kind has its file, even when empty, so an import can tell nothing from lost.
-        for rel in [ITEM_EVENTS, NOTES, NOTE_VERSIONS] {
+        for rel in [ITEM_EVENTS, RELATIONS, NOTES, NOTE_VERSIONS] {
             if !w.open.contains_key(rel) {
                 w.whole(rel, b"")?;
             }
@@ -640,6 +651,7 @@ impl Service {
         counts.insert("records".to_owned(), report.records);
         counts.insert("item_events".to_owned(), report.item_events);
         counts.insert("items".to_owned(), report.items);
+        counts.insert("relations".to_owned(), report.relations);
         counts.insert("notes".to_owned(), report.notes);
         counts.insert("note_versions".to_owned(), report.note_versions);
         let manifest = Manifest {
@@ -727,6 +739,19 @@ impl Service {
                         &mut report,
                         "item event",
                         &format!("{} {} {}", row.item_id, row.kind, row.at),
+                    );
+                }
+            }
+        }
+        for batch in parsed.relations.chunks(BATCH) {
+            let done = store.import_relations(batch).await?;
+            for (row, what) in batch.iter().zip(done) {
+                count(&mut report.relations, what);
+                if what == Imported::Conflict {
+                    name(
+                        &mut report,
+                        "relation",
+                        &format!("{} {} {}", row.from_id, row.kind, row.to_id),
                     );
                 }
             }

@@ -30,10 +30,11 @@ pub async fn export(
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
-            "Exported {} records, {} item events ({} items), {} notes ({} versions) to {}: {} files, {} bytes in {} ms.",
+            "Exported {} records, {} item events ({} items, {} relations), {} notes ({} versions) to {}: {} files, {} bytes in {} ms.",
             report.records,
             report.item_events,
             report.items,
+            report.relations,
             report.notes,
             report.note_versions,
             report.dir,
@@ -70,6 +71,7 @@ pub async fn import(backend: &Backend, dir: &Path, json: bool) -> anyhow::Result
     );
     println!("  {}", line("records", &report.records));
     println!("  {}", line("item events", &report.item_events));
+    println!("  {}", line("relations", &report.relations));
     println!("  {}", line("notes", &report.notes));
     if !report.conflicts.is_empty() {
         println!("Kept the stored version of:");

@@ -139,6 +139,22 @@ pub struct NoteVersionExport {
     pub redacted_by: Option<String>,
 }
 
+/// One relation between items, whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelationRow {
+    /// From this item.
+    pub from_id: String,
+    /// To this one.
+    pub to_id: String,
+    /// `related`, `supersedes` or `contradicts`.
+    pub kind: String,
+    /// Its weight (similarity for `related`).
+    pub weight: f64,
+    /// When it was made.
+    pub created_at: String,
+}
+
 /// What an import of one row did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Imported {
@@ -336,6 +352,80 @@ impl Store {
                 .collect();
             out.push((meta_of(&note), versions));
         }
+        Ok(out)
+    }
+
+    /// Every relation whose two items are both in `items` (`None`: every relation).
+    pub async fn export_relations(
+        &self,
+        items: Option<&std::collections::HashSet<String>>,
+    ) -> Result<Vec<RelationRow>> {
+        let db = self.conn();
+        let rows = db
+            .query_all(Statement::from_string(
+                db.get_database_backend(),
+                "SELECT from_id, to_id, kind, weight, created_at FROM relations ORDER BY id",
+            ))
+            .await?;
+        let mut out = Vec::new();
+        for r in rows {
+            let row = RelationRow {
+                from_id: r.try_get("", "from_id")?,
+                to_id: r.try_get("", "to_id")?,
+                kind: r.try_get("", "kind")?,
+                weight: r.try_get("", "weight")?,
+                created_at: r.try_get("", "created_at")?,
+            };
+            if items.is_none_or(|set| set.contains(&row.from_id) && set.contains(&row.to_id)) {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores relations as they are, in one transaction. A relation is the same one when its
+    /// two items and kind match.
+    pub async fn import_relations(&self, rows: &[RelationRow]) -> Result<Vec<Imported>> {
+        let _writer = self.write_lock().await;
+        let txn = self.conn().begin().await?;
+        let backend = txn.get_database_backend();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let found = txn
+                .query_one(Statement::from_sql_and_values(
+                    backend,
+                    "SELECT weight FROM relations WHERE from_id = ? AND to_id = ? AND kind = ?",
+                    [
+                        r.from_id.clone().into(),
+                        r.to_id.clone().into(),
+                        r.kind.clone().into(),
+                    ],
+                ))
+                .await?;
+            if let Some(old) = found {
+                let w: f64 = old.try_get("", "weight")?;
+                out.push(if (w - r.weight).abs() < 1e-9 {
+                    Imported::Duplicate
+                } else {
+                    Imported::Conflict
+                });
+                continue;
+            }
+            txn.execute(Statement::from_sql_and_values(
+                backend,
+                "INSERT INTO relations (from_id, to_id, kind, weight, created_at) VALUES (?, ?, ?, ?, ?)",
+                [
+                    r.from_id.clone().into(),
+                    r.to_id.clone().into(),
+                    r.kind.clone().into(),
+                    r.weight.into(),
+                    r.created_at.clone().into(),
+                ],
+            ))
+            .await?;
+            out.push(Imported::Added);
+        }
+        txn.commit().await?;
         Ok(out)
     }
 

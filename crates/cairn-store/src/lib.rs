@@ -37,6 +37,7 @@ pub use distill::PendingSession;
 pub use error::{Error, Result};
 pub use export::{
     ChunkRow, ExportFilter, Imported, ItemEventRow, NoteMetaRow, NoteVersionExport, RecordRow,
+    RelationRow,
 };
 pub use injections::{Injection, InjectionCandidate, NoteLabel, NoteTotals, Uses};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};

@@ -17,6 +17,10 @@ item_events: number,
  */
 items: number, 
 /**
+ * Relations between the exported items.
+ */
+relations: number, 
+/**
  * Notes written (live ones as Markdown files; deleted ones in the versions only).
  */
 notes: number, 

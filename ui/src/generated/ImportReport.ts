@@ -15,6 +15,10 @@ records: ImportCounts,
  */
 item_events: ImportCounts, 
 /**
+ * Relations between items.
+ */
+relations: ImportCounts, 
+/**
  * Notes (with their versions).
  */
 notes: ImportCounts, 

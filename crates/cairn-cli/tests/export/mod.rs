@@ -32,7 +32,7 @@ fn rows(db: &Path, sql: &str) -> Vec<Vec<String>> {
 }
 
 /// What must survive a round trip, per table.
-const TABLES: [(&str, &str); 5] = [
+const TABLES: [(&str, &str); 6] = [
     (
         "records",
         "SELECT id, rev, framework, session_id, project, cwd, model, outcome, started_at, ended_at, captured_at, request, author, text, content, source FROM records",
@@ -44,6 +44,10 @@ const TABLES: [(&str, &str); 5] = [
     (
         "item_events",
         "SELECT item_id, kind, at, state, reason FROM item_events",
+    ),
+    (
+        "relations",
+        "SELECT from_id, to_id, kind, weight, created_at FROM relations",
     ),
     (
         "notes",
@@ -154,6 +158,15 @@ fn put_items(ch: &Path) {
     }
 }
 
+fn put_relation(ch: &Path) {
+    let conn = rusqlite::Connection::open(ch.join("data/cairn.db")).unwrap();
+    conn.execute(
+        "INSERT INTO relations (from_id, to_id, kind, weight, created_at) VALUES ('i_heron1', 'i_heron2', 'related', 0.8731, '2026-08-23T01:00:00.000Z')",
+        [],
+    )
+    .unwrap();
+}
+
 fn json_of(c: &mut std::process::Command) -> serde_json::Value {
     let out = c.output().unwrap();
     assert!(
@@ -173,6 +186,7 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
     fake_home(home.path());
     ok(cairn(home.path(), a.path()).args(["capture", "--once", "--json"]));
     put_items(a.path());
+    put_relation(a.path());
     let (h, ca) = (home.path(), a.path());
     memory_tool(
         h,
@@ -229,6 +243,7 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
     );
     assert_eq!(report["item_events"], 3);
     assert_eq!(report["items"], 2);
+    assert_eq!(report["relations"], 1);
     assert_eq!(report["notes"], 3);
     let manifest: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
@@ -318,6 +333,7 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
         before["records"].len() as u64
     );
     assert_eq!(first["item_events"]["added"], 3);
+    assert_eq!(first["relations"]["added"], 1);
     assert_eq!(first["notes"]["added"], 3);
     assert_eq!(first["conflicts"], serde_json::json!([]));
     let after = snapshot(cb);
@@ -334,7 +350,7 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
 
     // The same export again adds nothing.
     let second = json_of(cairn(h, cb).args(["import", "--json"]).arg(&dir));
-    for kind in ["records", "item_events", "notes"] {
+    for kind in ["records", "item_events", "relations", "notes"] {
         assert_eq!(second[kind]["added"], 0, "{kind}: {second}");
         assert_eq!(second[kind]["conflicts"], 0, "{kind}: {second}");
     }

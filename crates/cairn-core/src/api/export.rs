@@ -32,6 +32,9 @@ pub struct ExportReport {
     /// Items written (one Markdown file each).
     #[ts(type = "number")]
     pub items: u64,
+    /// Relations between the exported items.
+    #[ts(type = "number")]
+    pub relations: u64,
     /// Notes written (live ones as Markdown files; deleted ones in the versions only).
     #[ts(type = "number")]
     pub notes: u64,
@@ -81,6 +84,8 @@ pub struct ImportReport {
     pub records: ImportCounts,
     /// Item events.
     pub item_events: ImportCounts,
+    /// Relations between items.
+    pub relations: ImportCounts,
     /// Notes (with their versions).
     pub notes: ImportCounts,
     /// What conflicted, by kind and id (at most 100).
