@@ -602,6 +602,9 @@ impl Service {
         }
         self.transfer_progress("exporting notes".into(), Some(0.9));
         // Notes: metadata and versions as lines, live ones as Markdown.
+        // Files edited outside Cairn since the last look are recorded first, so the export
+        // holds what the files hold.
+        self.notes()?.all().await.map_err(crate::notes_api::err)?;
         for (meta, versions) in store.export_notes(filter).await? {
             w.line(NOTES, &meta)?;
             report.notes += 1;

@@ -234,9 +234,27 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
     assert_eq!(before["notes"].len(), 3);
     assert!(before["note_versions"].len() >= 6);
 
+    // A note edited outside Cairn: the export records it first and holds the file's text.
+    let design = note_files(ca)
+        .into_keys()
+        .find(|k| k.ends_with("design/index.md"))
+        .unwrap();
+    fs_err::write(
+        ca.join("data/notes").join(&design),
+        "# Index\nThe heron index is rebuilt hourly.\n",
+    )
+    .unwrap();
+
     // Export: one file per session, item, live note; a manifest with a sha256 per file.
     let dir = out.path().join("export");
     let report = json_of(cairn(h, ca).args(["export", "--json"]).arg(&dir));
+    let versions = before["note_versions"].len();
+    let before = snapshot(ca);
+    assert_eq!(
+        before["note_versions"].len(),
+        versions + 1,
+        "the edit is a version"
+    );
     assert_eq!(
         report["records"].as_u64().unwrap(),
         before["records"].len() as u64
@@ -258,6 +276,15 @@ fn export_then_import_restores_everything_once_and_refuses_a_malformed_export() 
         files
             .keys()
             .any(|k| k.starts_with("notes/projects/") && k.ends_with("/design/index.md"))
+    );
+    let exported_design = files
+        .keys()
+        .find(|k| k.ends_with("/design/index.md"))
+        .unwrap();
+    assert!(
+        fs_err::read_to_string(dir.join(exported_design))
+            .unwrap()
+            .ends_with("---\n# Index\nThe heron index is rebuilt hourly.\n")
     );
     let item = fs_err::read_to_string(dir.join("items/i_heron2.md")).unwrap();
     assert!(
