@@ -415,6 +415,10 @@ enum EvalCmd {
         /// Only the first N conversations.
         #[arg(long, value_name = "N")]
         conversations: Option<usize>,
+        /// Also write every question's candidates (probability, evidence or not, shown, the
+        /// ranker's inputs) to this file, one JSON line per question, for analysis.
+        #[arg(long, value_name = "FILE")]
+        candidates: Option<PathBuf>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -898,6 +902,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         file,
                         audit,
                         conversations,
+                        candidates,
                         json,
                     },
             } => note_eval::eval(
@@ -906,6 +911,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &file,
                 audit.as_deref(),
                 conversations,
+                candidates.as_deref(),
                 json,
             )
             .await

@@ -430,18 +430,45 @@ pub async fn eval(
     file: &Path,
     audit: Option<&Path>,
     conversations: Option<usize>,
+    dump: Option<&Path>,
     json: bool,
 ) -> anyhow::Result<NoteEval> {
     let mut all = samples(file, audit)?;
     if let Some(n) = conversations {
         all.truncate(n.max(1));
     }
+    let mut dump = match dump {
+        Some(p) => Some(std::io::BufWriter::new(fs_err::File::create(p)?)),
+        None => None,
+    };
+    let mut dump_error: Option<std::io::Error> = None;
     let mut e = NoteEval::default();
     let (mut noted, mut hits, mut good, mut in_cands) = (0u64, 0u64, 0u64, 0u64);
     let (mut foreign_silent, mut nn_silent) = (0u64, 0u64);
     let mut lat: Vec<u32> = Vec::new();
-    each_answer(&all, settings, |_, foreign, evidence, note, cands| {
+    each_answer(&all, settings, |group, foreign, evidence, note, cands| {
         lat.push(note.latency_ms);
+        if let Some(w) = dump.as_mut()
+            && dump_error.is_none()
+        {
+            let line = serde_json::json!({
+                "group": group,
+                "foreign": foreign,
+                "needed": !evidence.is_empty(),
+                "bar": note.bar,
+                "candidates": cands.iter().map(|c| serde_json::json!({
+                    "id": c.meta.id,
+                    "kind": c.meta.kind.as_str(),
+                    "p": c.probability,
+                    "evidence": is_evidence(c, evidence),
+                    "shown": c.shown,
+                    "features": c.features.iter().map(|v| if v.is_finite() { Some(*v) } else { None }).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            });
+            if let Err(err) = std::io::Write::write_all(w, format!("{line}\n").as_bytes()) {
+                dump_error = Some(err);
+            }
+        }
         let shown: Vec<&Candidate> = cands.iter().filter(|c| c.shown).collect();
         if foreign {
             e.foreign += 1;
@@ -462,6 +489,12 @@ pub async fn eval(
         }
     })
     .await?;
+    if let Some(err) = dump_error {
+        return Err(anyhow::anyhow!("cannot write the candidates file: {err}"));
+    }
+    if let Some(mut w) = dump {
+        std::io::Write::flush(&mut w).context("cannot write the candidates file")?;
+    }
     lat.sort_unstable();
     e.note_rate = share(noted, e.n);
     e.hit_rate = share(hits, e.needed);
