@@ -72,7 +72,8 @@ describe("paragraphs and inline formatting", () => {
       text(" and "),
       { type: "del", children: [text("gone")] },
     ]);
-    expect(parseInline("***both***")).toEqual([{ type: "strong", children: [{ type: "em", children: [text("both")] }] }]);
+    // CommonMark (spec example 413): `***x***` is emphasis around strong.
+    expect(parseInline("***both***")).toEqual([{ type: "em", children: [{ type: "strong", children: [text("both")] }] }]);
     expect(parseInline("*a **b** c*")).toEqual([
       { type: "em", children: [text("a "), { type: "strong", children: [text("b")] }, text(" c")] },
     ]);
@@ -237,7 +238,8 @@ describe("links are safe", () => {
       expect(links(blocks), md).toEqual([]);
       expect(JSON.stringify(blocks)).toContain(md.startsWith("!") ? "img" : "click");
     }
-    expect(parseInline("<javascript:alert(1)>")).toEqual([text("<javascript:alert(1)>")]);
+    // CommonMark reads `<javascript:…>` as an autolink; refused, it shows as its text.
+    expect(parseInline("<javascript:alert(1)>")).toEqual([text("javascript:alert(1)")]);
   });
 
   it("does not link relative or protocol-relative addresses", () => {
@@ -250,9 +252,19 @@ describe("links are safe", () => {
     ]);
   });
 
-  it("flattens links inside link text", () => {
+  it("never nests a link in a link", () => {
+    // CommonMark: a link cannot contain a link, so the inner one wins and the outer brackets
+    // stay text (GFM then links the bare URL after them).
     expect(parseInline("[a [b](https://b.test)](https://a.test)")).toEqual([
-      { type: "link", href: "https://a.test/", title: null, children: [text("a b")] },
+      text("[a "),
+      { type: "link", href: "https://b.test/", title: null, children: [text("b")] },
+      text("]("),
+      { type: "link", href: "https://a.test/", title: null, children: [text("https://a.test")] },
+      text(")"),
+    ]);
+    // An image inside a link is its alt text there, not a second link.
+    expect(parseInline("[![logo](https://x.test/l.png)](https://a.test)")).toEqual([
+      { type: "link", href: "https://a.test/", title: null, children: [text("logo")] },
     ]);
   });
 
@@ -272,6 +284,82 @@ describe("raw HTML stays text", () => {
     expect(blocks).toEqual([
       { type: "paragraph", children: [text('<script>alert("x")</script>')] },
       { type: "paragraph", children: [text("<img src=x onerror=alert(1)> "), { type: "strong", children: [text("bold")] }] },
+    ]);
+  });
+});
+
+describe("GFM and CommonMark from the parser", () => {
+  it("reads GFM tables with centre alignment, inline formatting and extra cells dropped", () => {
+    expect(parseMarkdown("Name | Kind | Note\n:-: | --- | ---\n`a` | **b** | c | extra")).toEqual([
+      {
+        type: "table",
+        align: ["center", null, null],
+        head: [[text("Name")], [text("Kind")], [text("Note")]],
+        rows: [[[{ type: "code", text: "a" }], [{ type: "strong", children: [text("b")] }], [text("c")]]],
+      },
+    ]);
+  });
+
+  it("reads task lists, ordered tasks and a paragraph-like [x] that is not a task", () => {
+    const [list] = parseMarkdown("1. [ ] first\n2. [X] second\n3. [x]not a task");
+    expect(list?.type === "list" && list.items.map((i) => i.checked)).toEqual([false, true, null]);
+    expect(list?.type === "list" && list.items[2]!.children).toEqual([{ type: "paragraph", children: [text("[x]not a task")] }]);
+  });
+
+  it("reads strikethrough with one or two tildes, but not three", () => {
+    expect(parseInline("~~two~~ ~one~")).toEqual([
+      { type: "del", children: [text("two")] },
+      text(" "),
+      { type: "del", children: [text("one")] },
+    ]);
+    expect(parseMarkdown("~~~\nfenced\n~~~")).toEqual([{ type: "code", lang: null, text: "fenced" }]);
+  });
+
+  it("links GFM autolink literals: www., http(s) and e-mail addresses", () => {
+    expect(links(parseMarkdown("see www.example.com, https://x.test/a_(b) and me@example.com."))).toEqual([
+      { href: "http://www.example.com/", text: "www.example.com" },
+      { href: "https://x.test/a_(b)", text: "https://x.test/a_(b)" },
+      { href: "mailto:me@example.com", text: "me@example.com" },
+    ]);
+  });
+
+  it("nests lists of mixed kinds, loose and tight", () => {
+    const [outer] = parseMarkdown("- a\n  1. one\n  2. two\n     - deep\n- b\n\n  more of b");
+    expect(outer).toMatchObject({ type: "list", ordered: false, tight: false });
+    if (outer?.type !== "list") throw new Error("not a list");
+    const inner = outer.items[0]!.children[1];
+    expect(inner).toMatchObject({ type: "list", ordered: true, start: 1, tight: true });
+    const deep = inner?.type === "list" ? inner.items[1]!.children[1] : undefined;
+    expect(deep).toMatchObject({ type: "list", ordered: false, items: [{ children: [{ type: "paragraph", children: [text("deep")] }] }] });
+    expect(outer.items[1]!.children).toEqual([
+      { type: "paragraph", children: [text("b")] },
+      { type: "paragraph", children: [text("more of b")] },
+    ]);
+  });
+
+  it("shows raw HTML blocks and inline tags as text, never as elements", () => {
+    expect(parseMarkdown('<div onclick="x()">\n*hi*\n</div>\n\nA <b>bold</b> <iframe src="https://evil.test">')).toEqual([
+      { type: "paragraph", children: [text('<div onclick="x()">\n*hi*\n</div>')] },
+      { type: "paragraph", children: [text('A <b>bold</b> <iframe src="https://evil.test">')] },
+    ]);
+  });
+
+  it("refuses javascript: and data: targets in reference links and images, keeping the text", () => {
+    const blocks = parseMarkdown("[go][x] ![pic][y] [ok][z]\n\n[x]: javascript:alert(1)\n[y]: data:image/png;base64,AAAA\n[z]: https://ok.test");
+    expect(blocks).toEqual([
+      {
+        type: "paragraph",
+        children: [text("go pic "), { type: "link", href: "https://ok.test/", title: null, children: [text("ok")] }],
+      },
+    ]);
+  });
+
+  it("decodes entities and keeps footnotes as marked text", () => {
+    expect(parseInline("a &amp; b &copy;")).toEqual([text("a & b ©")]);
+    const blocks = parseMarkdown("Claim[^1].\n\n[^1]: Source.");
+    expect(blocks).toEqual([
+      { type: "paragraph", children: [text("Claim[^1].")] },
+      { type: "paragraph", children: [text("[^1]: Source.")] },
     ]);
   });
 });
