@@ -1,11 +1,18 @@
 //! JSON and JSONC (comments, trailing commas) edited as text.
 //!
-//! A small parser records where every object member starts and ends; Cairn's member is then
+//! The file is read by `jsonc-parser` (dprint's maintained, lossless JSONC parser) into its
+//! concrete syntax tree, which holds every byte: comments, whitespace, newlines and commas.
+//! Walking that tree gives where every object member starts and ends; Cairn's member is then
 //! inserted as one span of text in the file's own indentation and newline style, and removal
 //! takes out exactly that span (and the comma it added), so install → remove gives back the
-//! original bytes. Values are compared with `serde_json` after comments and trailing commas
-//! are blanked out (offsets stay the same, so error positions stay right).
+//! original bytes. The edits are text splices at the tree's offsets rather than tree edits:
+//! the tree's own editing API re-formats neighbouring separators, and Cairn promises that
+//! nothing but its own entry changes. Values are compared with `serde_json` after comments and
+//! trailing commas (found in the same tree) are blanked out, so offsets — and error
+//! positions — stay the same.
 
+use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::{CstContainerNode, CstLeafNode, CstNode, CstObjectProp, CstRootNode};
 use serde_json::Value;
 
 use crate::framework::{Fields, V};
@@ -14,102 +21,65 @@ use crate::text::{
     rest_of_line_blank,
 };
 
-/// The deepest nesting accepted; `serde_json` stops at 128 as well.
-const MAX_DEPTH: usize = 128;
-
 /// Parse `text` as JSON (`jsonc == false`, strict) or JSONC into a `serde_json::Value`.
 pub(crate) fn to_value(text: &str, jsonc: bool) -> Result<Value, String> {
-    let text = blank_bom(text);
-    let source = if jsonc {
-        strip(&text)
+    let kind = if jsonc {
+        "JSON (with comments)"
     } else {
-        text.into_owned()
+        "JSON"
     };
-    serde_json::from_str(&source).map_err(|error| {
-        let kind = if jsonc {
-            "JSON (with comments)"
-        } else {
-            "JSON"
-        };
-        format!("not valid {kind}: {error}")
-    })
+    let source = if jsonc {
+        strip(text).map_err(|error| format!("not valid {kind}: {error}"))?
+    } else {
+        blank_bom(text)
+    };
+    serde_json::from_str(&source).map_err(|error| format!("not valid {kind}: {error}"))
 }
 
-/// A UTF-8 byte order mark replaced by three spaces (so offsets do not move).
-fn blank_bom(text: &str) -> std::borrow::Cow<'_, str> {
+/// The text with a UTF-8 byte order mark replaced by three spaces (so offsets do not move).
+fn blank_bom(text: &str) -> String {
     match text.strip_prefix('\u{feff}') {
-        Some(rest) => format!("   {rest}").into(),
-        None => text.into(),
+        Some(rest) => format!("   {rest}"),
+        None => text.to_owned(),
+    }
+}
+
+/// What Cairn accepts in a config file: JSON plus comments and trailing commas — the JSONC
+/// that VS Code-style editors write — and none of JSON5's other liberties.
+fn options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
     }
 }
 
 /// The text with comments and trailing commas replaced by spaces (newlines kept), byte for byte
-/// the same length, ready for `serde_json`.
-pub(crate) fn strip(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    // Index in `out` of a comma whose fate depends on the next significant character.
-    let mut pending_comma: Option<usize> = None;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                pending_comma = None;
-                i += 1;
-                while i < bytes.len() {
-                    match bytes[i] {
-                        b'\\' => i += 2,
-                        b'"' => {
-                            i += 1;
-                            break;
-                        }
-                        _ => i += 1,
-                    }
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
-                    out[i] = b' ';
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                let close = text[i + 2..].find("*/").map(|at| i + 2 + at + 2);
-                let end = close.unwrap_or(bytes.len());
-                for (at, &byte) in bytes.iter().enumerate().take(end).skip(i) {
-                    if byte != b'\n' && byte != b'\r' {
-                        out[at] = b' ';
-                    }
-                }
-                if close.is_none() {
-                    // Leave an unterminated comment visible so serde_json reports an error.
-                    out[i] = b'/';
-                }
-                i = end;
-            }
-            b',' => {
-                pending_comma = Some(i);
-                i += 1;
-            }
-            b'}' | b']' => {
-                if let Some(comma) = pending_comma.take() {
-                    out[comma] = b' ';
-                }
-                i += 1;
-            }
-            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-            _ => {
-                pending_comma = None;
-                i += 1;
+/// the same length, ready for `serde_json`. Fails when the text is not JSONC.
+pub(crate) fn strip(text: &str) -> Result<String, String> {
+    let tree = Tree::read(text)?;
+    let mut out = blank_bom(text).into_bytes();
+    for (start, end) in tree.blanks {
+        for byte in &mut out[start..end] {
+            if *byte != b'\n' && *byte != b'\r' {
+                *byte = b' ';
             }
         }
     }
-    // Only ASCII bytes were replaced by ASCII bytes, so this is still UTF-8.
-    String::from_utf8(out).unwrap_or_default()
+    // Whole characters (comments, commas) were replaced by ASCII, but a comment's multi-byte
+    // characters become several spaces: still valid UTF-8, checked rather than assumed.
+    String::from_utf8(out).map_err(|error| format!("blanking comments broke the text: {error}"))
 }
 
 // ---------------------------------------------------------------------------------------------
-// The span parser.
+// Spans, from jsonc-parser's concrete syntax tree.
 
 #[derive(Debug)]
 pub(crate) enum Node {
@@ -166,207 +136,199 @@ impl Object {
     }
 }
 
-struct Parser<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
+/// The top-level value of a JSONC text with its spans, and the spans `serde_json` must not see
+/// (comments and trailing commas).
+struct Tree {
+    top: Option<Node>,
+    blanks: Vec<(usize, usize)>,
+}
+
+impl Tree {
+    /// Parse `text` with `jsonc-parser` and walk its syntax tree, adding up the length of every
+    /// leaf to learn each node's byte offsets.
+    fn read(text: &str) -> Result<Self, String> {
+        // The parser does not keep a byte order mark; offsets start after it.
+        let (body, base) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (rest, text.len() - rest.len()),
+            None => (text, 0),
+        };
+        let root = CstRootNode::parse(body, &options()).map_err(|error| error.to_string())?;
+        let mut walk = Walk {
+            pos: base,
+            blanks: Vec::new(),
+        };
+        let mut top = None;
+        for child in root.children() {
+            match child {
+                CstNode::Leaf(leaf) if child.is_trivia() => {
+                    walk.leaf(&leaf);
+                }
+                value if top.is_none() => top = Some(walk.value(&value)?),
+                _ => return Err("unexpected text after the top-level value".to_owned()),
+            }
+        }
+        if walk.pos != text.len() {
+            // The tree is lossless by design; should it ever not be, no offset can be trusted.
+            return Err(format!(
+                "the JSONC syntax tree covers {} of the file's {} bytes",
+                walk.pos,
+                text.len()
+            ));
+        }
+        Ok(Self {
+            top,
+            blanks: walk.blanks,
+        })
+    }
+}
+
+/// A walk over the syntax tree in text order: `pos` is the byte offset of the next node.
+struct Walk {
     pos: usize,
+    blanks: Vec<(usize, usize)>,
 }
 
-/// Parse the text's top-level value with spans. The text has already passed [`to_value`], so
-/// errors here are unexpected; they are still reported, never panicked on.
-pub(crate) fn parse(text: &str) -> Result<Node, String> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-    };
-    if text.starts_with('\u{feff}') {
-        parser.pos = 3;
-    }
-    parser.trivia();
-    let node = parser.value(0)?.0;
-    parser.trivia();
-    if parser.pos != parser.bytes.len() {
-        return Err(parser.error("unexpected text after the top-level value"));
-    }
-    Ok(node)
-}
-
-impl Parser<'_> {
-    fn error(&self, what: &str) -> String {
-        let line = self.text[..self.pos].matches('\n').count() + 1;
-        format!("{what} (line {line})")
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
-    /// Skip whitespace and comments.
-    fn trivia(&mut self) {
-        loop {
-            match self.peek() {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
-                Some(b'/') if self.bytes.get(self.pos + 1) == Some(&b'/') => {
-                    while !matches!(self.peek(), None | Some(b'\n')) {
-                        self.pos += 1;
-                    }
-                }
-                Some(b'/') if self.bytes.get(self.pos + 1) == Some(&b'*') => {
-                    match self.text[self.pos + 2..].find("*/") {
-                        Some(at) => self.pos += 2 + at + 2,
-                        None => self.pos = self.bytes.len(),
-                    }
-                }
-                _ => return,
-            }
-        }
-    }
-
-    /// A value; returns it and its end offset.
-    fn value(&mut self, depth: usize) -> Result<(Node, usize), String> {
-        if depth > MAX_DEPTH {
-            return Err(self.error("nested too deeply"));
-        }
-        match self.peek() {
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
-            Some(b'"') => {
-                self.string()?;
-                Ok((Node::Other, self.pos))
-            }
-            Some(_) => {
-                let start = self.pos;
-                while let Some(b) = self.peek() {
-                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.') {
-                        self.pos += 1;
-                    } else {
-                        break;
-                    }
-                }
-                if self.pos == start {
-                    return Err(self.error("expected a value"));
-                }
-                Ok((Node::Other, self.pos))
-            }
-            None => Err(self.error("unexpected end of text")),
-        }
-    }
-
-    /// A string; returns its start offset and leaves `pos` after the closing quote.
-    fn string(&mut self) -> Result<usize, String> {
+impl Walk {
+    /// Step over a leaf; returns its start. Comments are noted for blanking.
+    fn leaf(&mut self, leaf: &CstLeafNode) -> usize {
         let start = self.pos;
-        self.pos += 1;
-        loop {
-            match self.peek() {
-                Some(b'\\') => self.pos += 2,
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(start);
-                }
-                Some(_) => self.pos += 1,
-                None => return Err(self.error("unterminated string")),
+        self.pos += leaf.to_string().len();
+        if matches!(leaf, CstLeafNode::Comment(_)) {
+            self.blanks.push((start, self.pos));
+        }
+        start
+    }
+
+    /// Step over a value (a literal, an object or an array).
+    fn value(&mut self, node: &CstNode) -> Result<Node, String> {
+        match node {
+            CstNode::Leaf(leaf) if !node.is_trivia() && !matches!(leaf, CstLeafNode::Token(_)) => {
+                self.leaf(leaf);
+                Ok(Node::Other)
             }
+            CstNode::Container(CstContainerNode::Object(object)) => {
+                Ok(Node::Object(self.container(object.children(), false)?))
+            }
+            CstNode::Container(CstContainerNode::Array(array)) => {
+                Ok(Node::Array(self.container(array.children(), true)?))
+            }
+            _ => Err(format!("expected a value at byte {}", self.pos)),
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<(Node, usize), String> {
-        let open = self.pos;
-        self.pos += 1;
-        let mut members = Vec::new();
-        self.trivia();
-        while self.peek() != Some(b']') {
-            let value_start = self.pos;
-            let (value, value_end) = self.value(depth + 1)?;
-            self.trivia();
-            let comma = match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    let comma = self.pos - 1;
-                    self.trivia();
-                    Some(comma)
+    /// Step over an object's or an array's children.
+    fn container(&mut self, children: Vec<CstNode>, is_array: bool) -> Result<Object, String> {
+        let (mut open, mut close) = (None, None);
+        let mut members: Vec<Member> = Vec::new();
+        // A comma not yet followed by a member: trailing if the container closes next.
+        let mut pending_comma = None;
+        for child in children {
+            match &child {
+                CstNode::Leaf(leaf @ CstLeafNode::Token(token)) => {
+                    let at = self.leaf(leaf);
+                    match token.value() {
+                        '{' | '[' => open = Some(at),
+                        '}' | ']' => {
+                            close = Some(at);
+                            if let Some(comma) = pending_comma.take() {
+                                self.blanks.push((comma, comma + 1));
+                            }
+                        }
+                        ',' => {
+                            if let Some(member) = members.last_mut() {
+                                member.comma = Some(at);
+                            }
+                            pending_comma = Some(at);
+                        }
+                        other => return Err(format!("unexpected `{other}` at byte {at}")),
+                    }
                 }
-                Some(b']') => None,
-                _ => return Err(self.error("expected `,` or `]`")),
-            };
-            members.push(Member {
-                key: String::new(),
-                key_start: value_start,
-                value_start,
-                value_end,
-                value,
-                comma,
-            });
+                CstNode::Leaf(leaf) if child.is_trivia() => {
+                    self.leaf(leaf);
+                }
+                CstNode::Container(CstContainerNode::ObjectProp(prop)) if !is_array => {
+                    pending_comma = None;
+                    members.push(self.member(prop)?);
+                }
+                item if is_array => {
+                    pending_comma = None;
+                    let start = self.pos;
+                    let value = self.value(item)?;
+                    members.push(Member {
+                        key: String::new(),
+                        key_start: start,
+                        value_start: start,
+                        value_end: self.pos,
+                        value,
+                        comma: None,
+                    });
+                }
+                _ => return Err(format!("unexpected text in an object at byte {}", self.pos)),
+            }
         }
-        let close = self.pos;
-        self.pos += 1;
-        Ok((
-            Node::Array(Object {
+        match (open, close) {
+            (Some(open), Some(close)) => Ok(Object {
                 open,
                 close,
                 members,
-                is_array: true,
+                is_array,
             }),
-            self.pos,
-        ))
+            _ => Err(format!(
+                "an unclosed object or array before byte {}",
+                self.pos
+            )),
+        }
     }
 
-    fn object(&mut self, depth: usize) -> Result<(Node, usize), String> {
-        let open = self.pos;
-        self.pos += 1;
-        let mut members = Vec::new();
-        loop {
-            self.trivia();
-            match self.peek() {
-                Some(b'}') => break,
-                Some(b'"') => {}
-                _ => return Err(self.error("expected a key or `}`")),
-            }
-            let key_start = self.string()?;
-            let key: String = serde_json::from_str(&self.text[key_start..self.pos])
-                .map_err(|error| self.error(&format!("bad key: {error}")))?;
-            self.trivia();
-            if self.peek() != Some(b':') {
-                return Err(self.error("expected `:`"));
-            }
-            self.pos += 1;
-            self.trivia();
-            let value_start = self.pos;
-            let (value, value_end) = self.value(depth + 1)?;
-            self.trivia();
-            let comma = match self.peek() {
-                Some(b',') => {
-                    self.pos += 1;
-                    Some(self.pos - 1)
+    /// Step over one `"key": value` member of an object.
+    fn member(&mut self, prop: &CstObjectProp) -> Result<Member, String> {
+        let mut key: Option<(String, usize)> = None;
+        let mut value = None;
+        for child in prop.children() {
+            match &child {
+                CstNode::Leaf(leaf) if child.is_trivia() => {
+                    self.leaf(leaf);
                 }
-                Some(b'}') => None,
-                _ => return Err(self.error("expected `,` or `}`")),
-            };
-            members.push(Member {
+                CstNode::Leaf(leaf @ CstLeafNode::Token(_)) => {
+                    self.leaf(leaf);
+                }
+                CstNode::Leaf(leaf @ CstLeafNode::StringLit(_)) if key.is_none() => {
+                    let raw = leaf.to_string();
+                    let start = self.leaf(leaf);
+                    let name: String = serde_json::from_str(&raw)
+                        .map_err(|error| format!("bad key at byte {start}: {error}"))?;
+                    key = Some((name, start));
+                }
+                node if key.is_some() && value.is_none() => {
+                    let start = self.pos;
+                    value = Some((self.value(node)?, start, self.pos));
+                }
+                _ => return Err(format!("unexpected text in a member at byte {}", self.pos)),
+            }
+        }
+        match (key, value) {
+            (Some((key, key_start)), Some((value, value_start, value_end))) => Ok(Member {
                 key,
                 key_start,
                 value_start,
                 value_end,
                 value,
-                comma,
-            });
-            if comma.is_none() {
-                self.trivia();
-                break;
-            }
-        }
-        let close = self.pos;
-        self.pos += 1;
-        Ok((
-            Node::Object(Object {
-                open,
-                close,
-                members,
-                is_array: false,
+                comma: None,
             }),
-            self.pos,
-        ))
+            _ => Err(format!(
+                "a member without a key or a value before byte {}",
+                self.pos
+            )),
+        }
     }
+}
+
+/// Parse the text's top-level value with spans. The text has already passed [`to_value`], so
+/// errors here are unexpected; they are still reported, never panicked on.
+pub(crate) fn parse(text: &str) -> Result<Node, String> {
+    Tree::read(text)?
+        .top
+        .ok_or_else(|| "unexpected end of text: there is no value".to_owned())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -917,11 +879,11 @@ mod tests {
     #[test]
     fn strip_keeps_offsets_and_drops_trailing_commas() {
         let text = "{\"a\": 1, // c\n \"b\": [1,2,], /* x */}";
-        let stripped = strip(text);
+        let stripped = strip(text).unwrap();
         assert_eq!(stripped.len(), text.len());
         let value: Value = serde_json::from_str(&stripped).unwrap();
         assert_eq!(value["b"][1], 2);
-        assert_eq!(strip("\"a,//\""), "\"a,//\"");
+        assert_eq!(strip("\"a,//\"").unwrap(), "\"a,//\"");
     }
 
     #[test]
@@ -964,6 +926,87 @@ mod tests {
         assert_eq!(
             updated,
             "{\"mcpServers\": {\"cairn\": {\"command\": \"/bin/cairn\", \"env\": {}, \"args\": [\"mcp\"]}}}"
+        );
+    }
+
+    #[test]
+    fn the_syntax_tree_gives_exact_spans() {
+        let text =
+            "\u{feff}{ /* a */ \"a\" /* b */ : [1, /* c */ 2 ,] /* d */ , \"b\\u0041\": {} }";
+        let Node::Object(top) = parse(text).unwrap() else {
+            panic!("not an object")
+        };
+        assert_eq!(&text[top.open..=top.open], "{");
+        assert_eq!(&text[top.close..=top.close], "}");
+        let a = &top.members[0];
+        assert_eq!(a.key, "a");
+        assert_eq!(&text[a.key_start..a.key_start + 3], "\"a\"");
+        assert_eq!(&text[a.value_start..a.value_end], "[1, /* c */ 2 ,]");
+        assert_eq!(a.comma.map(|at| &text[at..=at]), Some(","));
+        let Node::Array(items) = &a.value else {
+            panic!("not an array")
+        };
+        assert_eq!(items.members.len(), 2);
+        assert_eq!(
+            &text[items.members[1].value_start..items.members[1].end()],
+            "2 ,"
+        );
+        // An escaped key is decoded the way serde_json decodes it.
+        assert_eq!(top.members[1].key, "bA");
+        assert_eq!(top.members[1].comma, None);
+    }
+
+    #[test]
+    fn strip_blanks_every_comment_kind_and_nested_trailing_commas() {
+        let text = "{\r\n  // é line\r\n  \"a\": [[1,],{\"x\":2,},], /* ü\n block */\n  \"b\": \"/* kept */\",\n}";
+        let stripped = strip(text).unwrap();
+        assert_eq!(stripped.len(), text.len());
+        assert_eq!(stripped.matches('\n').count(), text.matches('\n').count());
+        assert_eq!(stripped.matches('\r').count(), text.matches('\r').count());
+        let value: Value = serde_json::from_str(&stripped).unwrap();
+        assert_eq!(value["a"][1]["x"], 2);
+        assert_eq!(value["b"], "/* kept */");
+    }
+
+    #[test]
+    fn only_comments_and_trailing_commas_are_allowed_beyond_json() {
+        for bad in [
+            "{'a': 1}",
+            "{a: 1}",
+            "{\"a\": 0x10}",
+            "{\"a\": 1 \"b\": 2}",
+            "{\"a\": NaN}",
+            "{\"a\": +1}",
+            "{\"a\": 1",
+            "{\"a\": 1} x",
+            "{\"a\": 1 /* open",
+        ] {
+            let error = to_value(bad, true).unwrap_err();
+            assert!(
+                error.starts_with("not valid JSON (with comments): "),
+                "{bad}: {error}"
+            );
+        }
+        // Comments are not JSON.
+        assert!(to_value("{\"a\": 1 // c\n}", false).is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = format!("{}{}", "[".repeat(20_000), "]".repeat(20_000));
+        assert!(to_value(&deep, true).is_err());
+        assert!(parse(&deep).is_err());
+    }
+
+    #[test]
+    fn install_is_idempotent_and_keeps_comments_and_trailing_commas() {
+        let original = "{\n  // servers\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\"}, // theirs\n  },\n}\n";
+        let once = round_trip(original, true);
+        let twice = install(&once, true, "mcpServers", "cairn", &fields()).unwrap();
+        assert_eq!(once, twice);
+        assert!(
+            once.contains("// servers") && once.contains("// theirs"),
+            "{once}"
         );
     }
 }
