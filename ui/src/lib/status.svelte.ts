@@ -114,6 +114,15 @@ export class StatusStore {
     }
   }
 
+  /** Switches memory on or off (throws the API's error), then refreshes the status. */
+  async setMemory(enabled: boolean): Promise<void> {
+    try {
+      this.applyMemory(await this.#backend.call("memory_set", { enabled }));
+    } finally {
+      void this.refresh();
+    }
+  }
+
   /** Starts polling; returns a function that stops it. */
   start(): () => void {
     if (this.#running) return () => this.stop();
