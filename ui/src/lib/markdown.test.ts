@@ -200,9 +200,17 @@ describe("quotes, rules and tables", () => {
     ]);
   });
 
-  it("survives deep nesting without exhausting the stack", () => {
+  // micromark takes about a second on 3,000 nested emphasis markers (quadratic), so this test
+  // gets more than vitest's default 5 s on a busy machine.
+  it("survives deep nesting without exhausting the stack", { timeout: 30_000 }, () => {
     const deep = ">".repeat(5000) + " x";
     expect(() => parseMarkdown(deep)).not.toThrow();
+    // Past the depth limit the rest is shown as its text.
+    expect(JSON.stringify(parseMarkdown(deep))).toMatch(/"text":">+ x"/);
+    // Thousands of list markers on one line overflow micromark's own stack unless limited.
+    const lists = "- ".repeat(5000) + "x";
+    expect(JSON.stringify(parseMarkdown(lists))).toMatch(/"text":"(- )+x"/);
+    expect(JSON.stringify(parseMarkdown("1. ".repeat(3000) + "x"))).toMatch(/"text":"(1\. )+x"/);
     expect(() => parseInline("*".repeat(3000) + "x" + "*".repeat(3000))).not.toThrow();
     expect(() => parseInline("[".repeat(2000) + "x")).not.toThrow();
   });
@@ -352,6 +360,14 @@ describe("GFM and CommonMark from the parser", () => {
         children: [text("go pic "), { type: "link", href: "https://ok.test/", title: null, children: [text("ok")] }],
       },
     ]);
+  });
+
+  it("limits nesting per line without changing ordinary lines or rules", () => {
+    expect(parseMarkdown("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -")).toEqual([{ type: "hr" }]);
+    const thirtyTwo = parseMarkdown("> ".repeat(32) + "x");
+    expect(JSON.stringify(thirtyTwo)).not.toContain(">");
+    const thirtyThree = parseMarkdown("> ".repeat(33) + "x");
+    expect(JSON.stringify(thirtyThree)).toContain('"text":"> x"');
   });
 
   it("decodes entities and keeps footnotes as marked text", () => {

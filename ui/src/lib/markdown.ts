@@ -65,9 +65,49 @@ export function safeHref(raw: string): string | null {
   return SAFE_PROTOCOLS.has(url.protocol) ? url.href : null;
 }
 
-/** The mdast syntax tree of a Markdown document (CommonMark + GFM). */
+/**
+ * Container markers (`>`, `-`, `*`, `+`, `1.`, `1)`) one line may open before the rest of the
+ * line is read as text. micromark's time grows with the square of a line's nesting, and a few
+ * thousand nested list markers overflow its stack; nothing past [`MAX_DEPTH`] is shown as
+ * structure anyway.
+ */
+const MAX_CONTAINERS_PER_LINE = 32;
+
+const CONTAINER_MARKER = /[ \t]{0,3}(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))[ \t]*/y;
+const THEMATIC_BREAK = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+
+/** The source with every marker past the per-line limit escaped (`\>`, `\-`, `1\.`) into text. */
+function limitNesting(source: string): string {
+  if (source.length < MAX_CONTAINERS_PER_LINE * 2) return source;
+  return source
+    .split("\n")
+    .map((line) => {
+      if (line.length < MAX_CONTAINERS_PER_LINE * 2 || THEMATIC_BREAK.test(line)) return line;
+      CONTAINER_MARKER.lastIndex = 0;
+      for (let n = 0; n < MAX_CONTAINERS_PER_LINE; n++) {
+        const at = CONTAINER_MARKER.lastIndex;
+        if (CONTAINER_MARKER.exec(line) === null || CONTAINER_MARKER.lastIndex === at) return line;
+      }
+      const at = CONTAINER_MARKER.lastIndex;
+      const m = /^[ \t]{0,3}(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))/.exec(line.slice(at));
+      if (m === null) return line;
+      // Escape the marker's punctuation: `\>` and `\-` are text, and so is `1\.`.
+      const punct = at + m[0].length - 1;
+      return line.slice(0, punct) + "\\" + line.slice(punct);
+    })
+    .join("\n");
+}
+
+/**
+ * The mdast syntax tree of a Markdown document (CommonMark + GFM). Should the parser ever
+ * fail, the document is one paragraph of its own text rather than a broken preview.
+ */
 function syntaxTree(source: string): Md.Root {
-  return fromMarkdown(source, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  try {
+    return fromMarkdown(limitNesting(source), { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] });
+  } catch {
+    return { type: "root", children: [{ type: "paragraph", children: [{ type: "text", value: source }] }] };
+  }
 }
 
 /** Parses a Markdown document into blocks. */
