@@ -31,6 +31,9 @@ const VIEWS = [
   { name: "profiles", hash: "#/profiles", ready: '[data-testid="view-profiles"]' },
   { name: "activity", hash: "#/activity", ready: '[data-testid="capture-card"]' },
   { name: "settings", hash: "#/settings", ready: '[data-testid="about-version"]' },
+  // A memory item's page (items come from distillation, covered with a model in items.test.mjs;
+  // here the page of an item that is not there).
+  { name: "item", hash: "#/item?id=i_gone", ready: '[data-testid="item-missing"]' },
 ];
 
 /** "rule (impact): help — target: html" for each node, one per line. */
