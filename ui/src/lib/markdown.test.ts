@@ -370,6 +370,13 @@ describe("GFM and CommonMark from the parser", () => {
     expect(JSON.stringify(thirtyThree)).toContain('"text":"> x"');
   });
 
+  it("shows over-long delimiter runs literally, and keeps code banners intact", { timeout: 30_000 }, () => {
+    const stars = "*".repeat(20_000);
+    expect(parseMarkdown(`${stars}x${stars}`)).toEqual([{ type: "paragraph", children: [text(`${stars}x${stars}`)] }]);
+    const banner = `/${"*".repeat(120)}/`;
+    expect(parseMarkdown("```c\n" + banner + "\n```")).toEqual([{ type: "code", lang: "c", text: banner }]);
+  });
+
   it("decodes entities and keeps footnotes as marked text", () => {
     expect(parseInline("a &amp; b &copy;")).toEqual([text("a & b ©")]);
     const blocks = parseMarkdown("Claim[^1].\n\n[^1]: Source.");

@@ -9,7 +9,10 @@
  *
  * Covers CommonMark (headings, paragraphs, emphasis, code, lists, quotes, rules, links and
  * reference links, hard breaks, escapes and entities) and GFM (tables, task lists,
- * strikethrough, autolink literals, footnotes shown as text).
+ * strikethrough, autolink literals, footnotes shown as text). Before parsing, input that would
+ * cost micromark seconds or its stack (more than 32 nested container markers on one line, runs
+ * of 256 or more `*`/`_`/`~`) is escaped into literal text, and a parser failure shows the
+ * note as text.
  */
 
 import type * as Md from "mdast";
@@ -76,12 +79,24 @@ const MAX_CONTAINERS_PER_LINE = 32;
 const CONTAINER_MARKER = /[ \t]{0,3}(?:>|[-*+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$))[ \t]*/y;
 const THEMATIC_BREAK = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 
-/** The source with every marker past the per-line limit escaped (`\>`, `\-`, `1\.`) into text. */
+/**
+ * A run of this many `*`, `_` or `~` (or more) is escaped into literal text: resolving a run of
+ * thousands costs micromark minutes (20,000 stars on each side of a word took 85 s). No
+ * emphasis is that deep, and a code banner is far shorter.
+ */
+const MAX_DELIMITER_RUN = 256;
+const LONG_DELIMITER_RUN = new RegExp(`([*_~])\\1{${MAX_DELIMITER_RUN - 1},}`, "g");
+
+/**
+ * The source made safe for micromark: every container marker past the per-line limit escaped
+ * (`\>`, `\-`, `1\.`), and over-long delimiter runs escaped, into text.
+ */
 function limitNesting(source: string): string {
   if (source.length < MAX_CONTAINERS_PER_LINE * 2) return source;
   return source
     .split("\n")
     .map((line) => {
+      if (line.length >= MAX_DELIMITER_RUN) line = line.replace(LONG_DELIMITER_RUN, (run) => run.replace(/./g, "\\$&"));
       if (line.length < MAX_CONTAINERS_PER_LINE * 2 || THEMATIC_BREAK.test(line)) return line;
       CONTAINER_MARKER.lastIndex = 0;
       for (let n = 0; n < MAX_CONTAINERS_PER_LINE; n++) {
