@@ -43,6 +43,7 @@ mod models;
 mod notes_api;
 mod profiles_api;
 mod service;
+mod skills_api;
 mod tools;
 pub mod turn_api;
 mod workers;

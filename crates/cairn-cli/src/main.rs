@@ -111,6 +111,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A project's procedures and pitfalls as the instruction file a framework reads
+    /// (CLAUDE.md, AGENTS.md, GEMINI.md, QWEN.md, a Cursor rule), in a section Cairn marks:
+    /// shown first; written only with --write; taken out with --remove.
+    Skills {
+        /// claude-code, codex, opencode, gemini-cli, qwen-code or cursor.
+        #[arg(long)]
+        framework: String,
+        /// The project (default: the one of the working directory).
+        #[arg(long)]
+        project: Option<String>,
+        /// The project's folder (default: the working directory).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+        /// Write the section (create or update it; nothing else in the file changes).
+        #[arg(long, conflicts_with = "remove")]
+        write: bool,
+        /// Take Cairn's section out of the file.
+        #[arg(long)]
+        remove: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Search everything remembered by its words.
     Search {
         /// The words (quotes for phrases).
@@ -660,6 +683,42 @@ fn main() -> ExitCode {
     }
 }
 
+/// `cairn skills` in text.
+fn print_skills(p: &cairn_core::api::SkillsPreview, project: &str) {
+    match p.action.as_deref() {
+        Some("created") => println!("Wrote Cairn's section into {} (a new section).", p.file),
+        Some("updated") => println!("Updated Cairn's section in {}.", p.file),
+        Some("unchanged") => println!("{} already holds this section; nothing written.", p.file),
+        Some("removed") => println!("Took Cairn's section out of {}.", p.file),
+        Some("absent") => println!("{} holds no section of Cairn's; nothing to do.", p.file),
+        Some(other) => println!("{}: {other}", p.file),
+        None => {
+            if p.section.is_empty() {
+                println!(
+                    "Project {project} has no procedure or pitfall yet; there is nothing to write into {}.",
+                    p.file
+                );
+                return;
+            }
+            let state = match (&p.current, p.up_to_date) {
+                (_, true) => "holds this section already",
+                (Some(_), false) => "holds an older section of Cairn's (--write updates it)",
+                (None, false) if p.exists => {
+                    "has no section of Cairn's yet (--write adds it at the end)"
+                }
+                (None, false) => "does not exist yet (--write creates it)",
+            };
+            println!(
+                "{} {} ({} procedures and pitfalls). The section:\n",
+                p.file,
+                state,
+                p.entries.len()
+            );
+            print!("{}", p.section);
+        }
+    }
+}
+
 /// The project of the working directory, as capture identifies projects.
 fn current_project() -> Option<String> {
     std::env::current_dir()
@@ -1097,6 +1156,48 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let res = export_cli::export(&backend, &dir, project, since, json).await;
                 backend.close().await;
                 Ok(res?)
+            }
+            Command::Skills {
+                framework,
+                project,
+                dir,
+                write,
+                remove,
+                json,
+            } => {
+                let dir = match dir {
+                    Some(d) => d,
+                    None => std::env::current_dir().context("cannot read the working directory")?,
+                };
+                let dir = std::path::absolute(&dir)
+                    .with_context(|| format!("cannot make {} absolute", dir.display()))?;
+                let project = project
+                    .or_else(|| Some(cairn_text::project::identify(&dir)))
+                    .unwrap_or_default();
+                let req = cairn_core::api::SkillsReq {
+                    project,
+                    framework,
+                    dir: dir.display().to_string(),
+                    remove,
+                };
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let method = if write || remove {
+                    "skills_write"
+                } else {
+                    "skills_preview"
+                };
+                let res: Result<cairn_core::api::SkillsPreview, ApiError> =
+                    backend.call_typed(method, &req).await;
+                backend.close().await;
+                let p = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&p)?);
+                } else {
+                    print_skills(&p, &req.project);
+                }
+                Ok(())
             }
             Command::Import { dir, json } => {
                 let backend =

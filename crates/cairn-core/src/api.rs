@@ -14,6 +14,7 @@ mod items;
 mod llm;
 mod notes;
 mod recall;
+mod skills;
 mod tools;
 
 pub use distill::*;
@@ -22,6 +23,7 @@ pub use items::*;
 pub use llm::*;
 pub use notes::*;
 pub use recall::*;
+pub use skills::*;
 pub use tools::*;
 
 /// The one list of API methods: `name(Request) -> Response, "what it does"`.
@@ -117,6 +119,10 @@ macro_rules! for_each_method {
                 "Mark an entry of a note not useful (or useful): a label for the next ranker training.";
             export_run($crate::api::ExportReq) -> $crate::api::ExportReport,
                 "Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file.";
+            skills_preview($crate::api::SkillsReq) -> $crate::api::SkillsPreview,
+                "A project's procedures and pitfalls as the section Cairn would write into a framework's instruction file, and what the file holds now.";
+            skills_write($crate::api::SkillsReq) -> $crate::api::SkillsPreview,
+                "Write (or with remove, take out) Cairn's marked section of a framework's instruction file; everything else in the file is kept byte for byte.";
             import_run($crate::api::ImportReq) -> $crate::api::ImportReport,
                 "Read an export back: everything checked first (a malformed file refuses the whole import), ids kept, what is stored already skipped.";
         }
@@ -627,6 +633,9 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<NoteVersionList>(),
         file::<NoteVersionReq>(),
         file::<NoteVersionDoc>(),
+        file::<SkillsReq>(),
+        file::<SkillEntry>(),
+        file::<SkillsPreview>(),
         file::<NoteMount>(),
         file::<NotePrecondition>(),
         file::<NoteCommandReq>(),

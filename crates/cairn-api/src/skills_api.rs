@@ -1,0 +1,480 @@
+//! Skills export (`skills_preview`, `skills_write`): a project's live procedures and
+//! pitfalls written as the instruction file each framework reads, inside a section Cairn
+//! marks, so it can update or remove it later and nothing else in the file ever changes.
+//!
+//! - `CLAUDE.md` (Claude Code), `AGENTS.md` (Codex, OpenCode), `GEMINI.md` (Gemini CLI),
+//!   `QWEN.md` (Qwen Code): Cairn's section sits between [`BEGIN`] and [`END`] lines, at the
+//!   end of the file the first time and in place afterwards; the file's line endings are
+//!   kept. Removing it gives back the bytes the file had without it (a file that did not end
+//!   with a newline keeps the one added before the section; a file Cairn created and
+//!   that holds nothing else is deleted).
+//! - Cursor: a rule file of Cairn's own, `.cursor/rules/cairn-skills.mdc`, always applied.
+//! - Writes are atomic (a temporary file renamed over the target); links are never followed
+//!   and a file over [`MAX_FILE`] bytes is refused.
+use std::path::{Path, PathBuf};
+
+use cairn_core::api::{ItemView, ItemsReq, SkillEntry, SkillsPreview, SkillsReq};
+
+use crate::{ApiError, Result, Service};
+
+/// The line that opens Cairn's section.
+pub const BEGIN: &str = "<!-- cairn:skills begin -->";
+/// The line that closes it.
+pub const END: &str = "<!-- cairn:skills end -->";
+/// The largest instruction file Cairn edits.
+const MAX_FILE: u64 = 1 << 20;
+/// The most items of each kind in the section.
+const MAX_PER_KIND: usize = 20;
+/// The most characters of an item's body.
+const BODY_CHARS: usize = 400;
+
+/// The instruction file of a framework, relative to the project's folder.
+fn file_of(framework: &str) -> Result<&'static str> {
+    Ok(match framework {
+        "claude-code" => "CLAUDE.md",
+        "codex" | "opencode" => "AGENTS.md",
+        "gemini-cli" => "GEMINI.md",
+        "qwen-code" => "QWEN.md",
+        "cursor" => ".cursor/rules/cairn-skills.mdc",
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "skills export knows no instruction file for framework {other:?}; use claude-code, codex, opencode, gemini-cli, qwen-code or cursor"
+            )));
+        }
+    })
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn cut(s: &str, max: usize) -> String {
+    let flat = one_line(s);
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let head: String = flat.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", head.trim_end())
+}
+
+/// The section for these items (procedures first), or `""` when there are none.
+pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "{BEGIN}\n## What earlier sessions learned in this project (from Cairn)\n\n\
+         Kept up to date by Cairn from this project's procedures and pitfalls ({project}). \
+         Change them in Cairn: edits between these marks are replaced.\n"
+    );
+    for (kind, heading) in [("procedure", "How we do things"), ("pitfall", "Pitfalls")] {
+        let of_kind: Vec<&ItemView> = items.iter().filter(|i| i.kind == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n### {heading}\n\n"));
+        for i in of_kind {
+            out.push_str(&format!(
+                "- **{}**: {}",
+                one_line(&i.title),
+                one_line(&i.summary)
+            ));
+            let body = one_line(&i.body);
+            if !body.is_empty() && body != one_line(&i.summary) {
+                out.push_str(&format!("\n  {}", cut(&body, BODY_CHARS)));
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(END);
+    out.push('\n');
+    out
+}
+
+/// The Cursor rule file around a section.
+fn cursor_rule(section: &str) -> String {
+    format!(
+        "---\ndescription: What earlier sessions learned in this project (from Cairn)\nalwaysApply: true\n---\n{section}"
+    )
+}
+
+/// Where Cairn's section lies in `text` (byte range, whole lines), if it has one.
+fn find(text: &str) -> Result<Option<std::ops::Range<usize>>> {
+    let mut start = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_end_matches(['\n', '\r']).trim();
+        if t == BEGIN {
+            if start.is_some() {
+                return Err(ApiError::bad_request(
+                    "the file holds Cairn's section twice; remove one by hand, then write again",
+                ));
+            }
+            start = Some(at);
+        } else if t == END {
+            let Some(s) = start else {
+                return Err(ApiError::bad_request(
+                    "the file holds the end of Cairn's section without its beginning; fix it by hand, then write again",
+                ));
+            };
+            return Ok(Some(s..at + line.len()));
+        }
+        at += line.len();
+    }
+    match start {
+        Some(_) => Err(ApiError::bad_request(
+            "the file holds the beginning of Cairn's section without its end; fix it by hand, then write again",
+        )),
+        None => Ok(None),
+    }
+}
+
+/// `section` with the file's line endings.
+fn with_endings(section: &str, crlf: bool) -> String {
+    if crlf {
+        section.replace('\n', "\r\n")
+    } else {
+        section.to_owned()
+    }
+}
+
+/// The file's text with Cairn's section set to `section` (`""`: taken out).
+pub(crate) fn splice(text: &str, section: &str) -> Result<String> {
+    let crlf = text.contains("\r\n");
+    let nl = if crlf { "\r\n" } else { "\n" };
+    let section = with_endings(section, crlf);
+    match find(text)? {
+        Some(range) if section.is_empty() => {
+            // Take out the section and the one blank line Cairn put before it.
+            let mut before = &text[..range.start];
+            let after = &text[range.end..];
+            if let Some(b) = before.strip_suffix(nl)
+                && (b.is_empty() || b.ends_with(nl))
+            {
+                before = b;
+            }
+            Ok(format!("{before}{after}"))
+        }
+        Some(range) => Ok(format!(
+            "{}{section}{}",
+            &text[..range.start],
+            &text[range.end..]
+        )),
+        None if section.is_empty() => Ok(text.to_owned()),
+        None if text.is_empty() => Ok(section),
+        None => {
+            let mut out = text.to_owned();
+            if !out.ends_with(nl) {
+                out.push_str(nl);
+            }
+            out.push_str(nl);
+            out.push_str(&section);
+            Ok(out)
+        }
+    }
+}
+
+/// The instruction file's path, checked: the folder exists, nothing on the way is a link.
+fn target(dir: &str, rel: &str) -> Result<PathBuf> {
+    let dir = Path::new(dir);
+    if !dir.is_absolute() {
+        return Err(ApiError::bad_request(format!(
+            "the project folder {dir:?} is not an absolute path"
+        )));
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the project folder {} cannot be read: {e}",
+            dir.display()
+        ))
+    })?;
+    if !meta.is_dir() {
+        return Err(ApiError::bad_request(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
+    }
+    let path = dir.join(rel);
+    let mut cur = dir.to_path_buf();
+    for comp in Path::new(rel).components() {
+        cur.push(comp);
+        if let Ok(m) = std::fs::symlink_metadata(&cur)
+            && m.file_type().is_symlink()
+        {
+            return Err(ApiError::bad_request(format!(
+                "{} is a symbolic link; Cairn does not write through links",
+                cur.display()
+            )));
+        }
+    }
+    Ok(path)
+}
+
+/// The file's text (`None` when it does not exist), refusing what is not a text file Cairn
+/// should edit.
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ApiError::internal(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
+        Ok(m) if !m.is_file() => Err(ApiError::bad_request(format!(
+            "{} is not a plain file",
+            path.display()
+        ))),
+        Ok(m) if m.len() > MAX_FILE => Err(ApiError::bad_request(format!(
+            "{} is {} bytes; Cairn edits instruction files up to 1 MiB",
+            path.display(),
+            m.len()
+        ))),
+        Ok(_) => {
+            let bytes = fs_err::read(path)
+                .map_err(|e| ApiError::internal(format!("cannot read {}: {e}", path.display())))?;
+            String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| ApiError::bad_request(format!("{} is not UTF-8 text", path.display())))
+        }
+    }
+}
+
+/// Writes `text` to `path` atomically (a new file beside it, renamed over it).
+fn write(path: &Path, text: &str) -> Result<()> {
+    let io =
+        |e: std::io::Error| ApiError::internal(format!("cannot write {}: {e}", path.display()));
+    if let Some(parent) = path.parent() {
+        fs_err::create_dir_all(parent).map_err(io)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.cairn-tmp"));
+    fs_err::write(&tmp, text.as_bytes()).map_err(io)?;
+    if let Ok(m) = std::fs::metadata(path) {
+        // Keep the file's permissions.
+        drop(std::fs::set_permissions(&tmp, m.permissions()));
+    }
+    fs_err::rename(&tmp, path).map_err(io)
+}
+
+impl Service {
+    /// The project's live procedures and pitfalls, most important first.
+    async fn skill_items(&self, project: &str) -> Result<Vec<ItemView>> {
+        let list = self
+            .items_list(ItemsReq {
+                project: Some(project.to_owned()),
+                limit: Some(2_000),
+                ..ItemsReq::default()
+            })
+            .await?;
+        let mut out = Vec::new();
+        for kind in ["procedure", "pitfall"] {
+            let mut of_kind: Vec<ItemView> = list
+                .items
+                .iter()
+                .filter(|i| i.kind == kind)
+                .cloned()
+                .collect();
+            of_kind.sort_by(|a, b| {
+                b.importance
+                    .cmp(&a.importance)
+                    .then(b.said_at.cmp(&a.said_at))
+            });
+            of_kind.truncate(MAX_PER_KIND);
+            out.extend(of_kind);
+        }
+        Ok(out)
+    }
+
+    /// What Cairn would write, and the file now.
+    async fn skills_state(
+        &self,
+        req: &SkillsReq,
+    ) -> Result<(PathBuf, Option<String>, SkillsPreview)> {
+        if req.project.trim().is_empty() {
+            return Err(ApiError::bad_request("skills export needs a project"));
+        }
+        let rel = file_of(&req.framework)?;
+        let path = target(&req.dir, rel)?;
+        let items = self.skill_items(&req.project).await?;
+        let section = section(&req.project, &items);
+        let existing = read(&path)?;
+        let current = match &existing {
+            Some(text) => find(text)?.map(|r| text[r].replace("\r\n", "\n")),
+            None => None,
+        };
+        let up_to_date = match &current {
+            Some(c) => *c == section,
+            None => section.is_empty(),
+        };
+        let preview = SkillsPreview {
+            framework: req.framework.clone(),
+            file: path.display().to_string(),
+            exists: existing.is_some(),
+            section,
+            entries: items
+                .iter()
+                .map(|i| SkillEntry {
+                    id: i.id.clone(),
+                    kind: i.kind.clone(),
+                    title: i.title.clone(),
+                })
+                .collect(),
+            current,
+            up_to_date,
+            action: None,
+        };
+        Ok((path, existing, preview))
+    }
+
+    /// The `skills_preview` method.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn skills_preview(&self, req: SkillsReq) -> Result<SkillsPreview> {
+        Ok(self.skills_state(&req).await?.2)
+    }
+
+    /// The `skills_write` method: sets (or removes) Cairn's section; the rest of the file is
+    /// kept byte for byte.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn skills_write(&self, req: SkillsReq) -> Result<SkillsPreview> {
+        let (path, existing, mut preview) = self.skills_state(&req).await?;
+        let cursor = req.framework == "cursor";
+        let wanted = if req.remove {
+            String::new()
+        } else {
+            preview.section.clone()
+        };
+        let action = match (&existing, cursor) {
+            // Cursor's rule file is Cairn's own.
+            (Some(_), true) if wanted.is_empty() => {
+                fs_err::remove_file(&path).map_err(|e| {
+                    ApiError::internal(format!("cannot remove {}: {e}", path.display()))
+                })?;
+                "removed"
+            }
+            (None, _) if wanted.is_empty() => "absent",
+            (Some(text), true) if *text == cursor_rule(&wanted) => "unchanged",
+            (_, true) => {
+                write(&path, &cursor_rule(&wanted))?;
+                if existing.is_some() {
+                    "updated"
+                } else {
+                    "created"
+                }
+            }
+            (None, false) => {
+                write(&path, &wanted)?;
+                "created"
+            }
+            (Some(text), false) => {
+                let had = find(text)?.is_some();
+                let new = splice(text, &wanted)?;
+                if new == *text {
+                    if wanted.is_empty() {
+                        "absent"
+                    } else {
+                        "unchanged"
+                    }
+                } else if new.trim().is_empty() && wanted.is_empty() {
+                    // The file held only Cairn's section.
+                    fs_err::remove_file(&path).map_err(|e| {
+                        ApiError::internal(format!("cannot remove {}: {e}", path.display()))
+                    })?;
+                    "removed"
+                } else {
+                    write(&path, &new)?;
+                    match (had, wanted.is_empty()) {
+                        (_, true) => "removed",
+                        (true, false) => "updated",
+                        (false, false) => "created",
+                    }
+                }
+            }
+        };
+        tracing::info!(file = %path.display(), action, "skills section");
+        preview.action = Some(action.to_owned());
+        preview.exists = path.exists();
+        preview.current = if req.remove || preview.section.is_empty() {
+            None
+        } else {
+            Some(preview.section.clone())
+        };
+        preview.up_to_date = !req.remove;
+        Ok(preview)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(kind: &str, title: &str) -> ItemView {
+        ItemView {
+            id: format!("i_{title}"),
+            kind: kind.into(),
+            title: title.into(),
+            summary: format!("{title} summary."),
+            body: "Longer body.".into(),
+            cues: vec![],
+            concepts: vec![],
+            importance: 3,
+            certainty: "stated".into(),
+            project: Some("p".into()),
+            sources: vec![],
+            happened_at: None,
+            said_at: None,
+            ended_at: None,
+            superseded_by: None,
+            archived: false,
+        }
+    }
+
+    #[test]
+    fn the_section_lists_procedures_then_pitfalls_between_the_marks() {
+        let s = section(
+            "p",
+            &[item("pitfall", "Trap"), item("procedure", "Release")],
+        );
+        assert!(s.starts_with(BEGIN) && s.ends_with(&format!("{END}\n")));
+        let (how, trap) = (s.find("**Release**").unwrap(), s.find("**Trap**").unwrap());
+        assert!(how < trap, "{s}");
+        assert!(s.contains("\n  Longer body.\n"), "{s}");
+        assert_eq!(section("p", &[]), "");
+    }
+
+    #[test]
+    fn splicing_keeps_every_other_byte_and_removing_gives_the_file_back() {
+        let sec = section("p", &[item("procedure", "Release")]);
+        for original in [
+            "",
+            "# Rules\r\n\r\nUse tabs.\r\n",
+            "# Rules\n\nNo newline at end",
+            "x\n",
+        ] {
+            let with = splice(original, &sec).unwrap();
+            assert!(with.contains("**Release**"));
+            assert!(with.starts_with(original.trim_end_matches(['\r', '\n'])));
+            if original.contains("\r\n") {
+                assert!(
+                    !with.replace("\r\n", "").contains('\n'),
+                    "CRLF kept: {with:?}"
+                );
+            }
+            // Again: nothing changes; a new section replaces the old in place.
+            assert_eq!(splice(&with, &sec).unwrap(), with);
+            let other = section("p", &[item("pitfall", "Trap")]);
+            let updated = splice(&with, &other).unwrap();
+            assert!(updated.contains("**Trap**") && !updated.contains("**Release**"));
+            let back = splice(&updated, "").unwrap();
+            let expected = if original.ends_with('\n') || original.is_empty() {
+                original.to_owned()
+            } else {
+                format!("{original}\n")
+            };
+            assert_eq!(back, expected, "{original:?}");
+        }
+        assert!(splice(&format!("{BEGIN}\nx\n"), "").is_err());
+        assert!(splice(&format!("x\n{END}\n"), "").is_err());
+    }
+}
