@@ -4,13 +4,11 @@
 // (Ctrl+K) driven by keyboard alone, and the theme override.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/a11y.test.mjs
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { cleanUp, eventually, fakeAgentHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
+import { axeViolations, cleanUp, describeViolations, eventually, fakeAgentHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 15_000;
-const AXE_PATH = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SCHEMES = ["light", "dark"];
 const CODEX_SESSION = "0198c4a2-7b3e-7d21-9f00-3c5e8a1b2d4f";
 const NOTE = { scope: "user", project: null, path: "conventions.md" };
@@ -36,15 +34,6 @@ const VIEWS = [
   { name: "item", hash: "#/item?id=i_gone", ready: '[data-testid="item-missing"]' },
 ];
 
-/** "rule (impact): help — target: html" for each node, one per line. */
-function describeViolations(violations) {
-  return violations
-    .flatMap((v) =>
-      v.nodes.map((n) => `  ${v.id} (${v.impact}): ${v.help}\n    element: ${n.target.join(" ")}\n    ${n.failureSummary?.replace(/\n/g, "\n    ") ?? ""}`),
-    )
-    .join("\n");
-}
-
 describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
   let fake;
   let daemon;
@@ -56,16 +45,7 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
   const api = (method, params = {}) => rpcOk(daemon.base, method, params, daemon.token);
   const hash = () => new URL(page.url()).hash;
 
-  /** Runs axe on the page; returns the serious and critical violations. */
-  async function axe(context = "document") {
-    if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
-    const result = await page.evaluate(async (ctx) => {
-      const target = ctx === "document" ? document : document.querySelector(ctx);
-      // eslint-disable-next-line no-undef
-      return axe.run(target, { resultTypes: ["violations"] });
-    }, context);
-    return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  }
+  const axe = (selector = null) => axeViolations(page, selector);
 
   async function openView(view) {
     await page.goto(`${daemon.base}/${view.hash}`);

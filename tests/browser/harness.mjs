@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -295,4 +296,48 @@ export function fakeHome({ dirs = [], files = {} } = {}) {
   const env = { HOME: home };
   for (const name of AGENT_STORE_VARS) env[name] = undefined;
   return { home, env, remove: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** axe-core's browser bundle, injected into pages by `axeViolations`. */
+export const AXE_PATH = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+
+/**
+ * Runs axe-core on `page` (the whole document, or the element matching `selector`) and
+ * returns its violations of impact serious or critical.
+ */
+export async function axeViolations(page, selector = null) {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
+  const result = await page.evaluate(
+    // eslint-disable-next-line no-undef
+    (sel) => axe.run(sel === null ? document : document.querySelector(sel), { resultTypes: ["violations"] }),
+    selector,
+  );
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** Each violation's rule, impact, element and fix, readably, one block per element. */
+export function describeViolations(violations) {
+  return violations
+    .flatMap((v) =>
+      v.nodes.map((n) => `  ${v.id} (${v.impact}): ${v.help}\n    element: ${n.target.join(" ")}\n    ${n.failureSummary?.replace(/\n/g, "\n    ") ?? ""}`),
+    )
+    .join("\n");
+}
+
+/**
+ * Checks the page as it is in light and in dark (emulated `prefers-color-scheme`): saves
+ * `<name>-<scheme>.png` in the output dir and throws, listing them, on any serious or
+ * critical axe violation. Leaves the page in light.
+ */
+export async function assertAccessible(page, name) {
+  const failures = [];
+  for (const scheme of ["light", "dark"]) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.waitForTimeout(400); // colour transitions end
+    await page.screenshot({ path: join(outDir(), `${name}-${scheme}.png`), fullPage: true });
+    const violations = await axeViolations(page);
+    if (violations.length > 0) failures.push(`${scheme}:\n${describeViolations(violations)}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  if (failures.length > 0) throw new Error(`axe found serious or critical violations in ${name}:\n${failures.join("\n")}`);
 }

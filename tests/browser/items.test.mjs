@@ -13,7 +13,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { cleanUp, fakeHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
+import { assertAccessible, cleanUp, fakeHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 30_000;
 const SESSION = "sess-relay-items";
@@ -238,6 +238,7 @@ describe("Memory items: Search, the item page, Conversations, Profiles and Rebui
     // One source: shown open, the request and its reply whole.
     assert.match(await sources.first().locator('[data-testid="turn"]').innerText(), /config\/relay\.toml/);
     await page.screenshot({ path: join(outDir(), "browser-item.png"), fullPage: true });
+    await assertAccessible(page, "a11y-item");
 
     await page.getByTestId("item-source-conversation").click();
     await page.getByTestId("conversation-view").waitFor();
@@ -281,6 +282,7 @@ describe("Memory items: Search, the item page, Conversations, Profiles and Rebui
     assert.match(await profile.getByTestId("profile-timeline").innerText(), /2026-08-20\s+Relay listens on TCP port 7420/);
     assert.equal(await page.getByTestId("profiles-empty").count(), 0);
     await page.screenshot({ path: join(outDir(), "browser-profiles.png"), fullPage: true });
+    await assertAccessible(page, "a11y-profiles-with-profile");
   });
 
   it("Rebuild… distils the log again and shows the diff", async () => {
