@@ -55,6 +55,8 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
     // Let polling, fades and lazy loads settle before checking colours.
     await page.waitForLoadState("networkidle").catch(() => {});
     await page.waitForTimeout(300);
+    // No focus left over from an earlier step in the screenshots.
+    await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
   }
 
   before(async () => {
@@ -150,6 +152,30 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
       assert.deepEqual(noRing, [], `controls in ${view.name} focused without a visible focus ring`);
     });
   }
+
+  it("a narrow window (icons-only sidebar): no serious or critical axe violation in light and dark", async () => {
+    await page.setViewportSize({ width: 640, height: 900 });
+    try {
+      const failures = [];
+      for (const view of VIEWS) {
+        for (const scheme of SCHEMES) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await openView(view);
+          if (view.name === "search" || view.name === "settings") {
+            const label = await byTestId("palette-open").locator(".palette-label").boundingBox();
+            assert.ok(label !== null && label.width <= 1, `only the shortcut shows: ${JSON.stringify(label)}`);
+            assert.equal(await byTestId("palette-open").evaluate((b) => b.textContent.replace(/\s+/g, " ").trim()), "Commands Ctrl+K", "the button keeps its name");
+            await page.screenshot({ path: join(outDir(), `a11y-narrow-${view.name}-${scheme}.png`), fullPage: true });
+          }
+          const violations = await axe();
+          if (violations.length > 0) failures.push(`${view.name}, ${scheme}:\n${describeViolations(violations)}`);
+        }
+      }
+      assert.equal(failures.length, 0, `axe found serious or critical violations in a narrow window:\n${failures.join("\n")}`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
 
   it("the skip link is the first Tab stop and moves focus to the main content", async () => {
     await openView(VIEWS[5]);
