@@ -217,9 +217,16 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
       assert.ok(options.some((o) => o.includes(title)), `the palette offers "${title}": ${options.join(" | ")}`);
     }
 
+    // The active option stays put while the status is polled (every 3 s) and the list remade.
+    const input = byTestId("palette-input");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("ArrowDown");
+    assert.equal(await input.getAttribute("aria-activedescendant"), "palette-opt-go-notes");
+    await page.waitForTimeout(3500);
+    assert.equal(await input.getAttribute("aria-activedescendant"), "palette-opt-go-notes", "a status poll does not move the active option");
+
     // Typing filters; the arrows move the active option (aria-activedescendant); Enter runs it.
     await page.keyboard.type("go to no");
-    const input = byTestId("palette-input");
     await eventually(async () => (await input.getAttribute("aria-activedescendant")) === "palette-opt-go-notes");
     assert.equal(await input.getAttribute("aria-activedescendant"), "palette-opt-go-notes");
     await page.keyboard.press("ArrowDown");
@@ -286,7 +293,9 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
 
     await runCommand("appearance", "settings-appearance");
     await byTestId("appearance").waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Appearance", "focus is on the section's heading");
+    // The card shows as soon as Settings renders; focus moves to its heading right after.
+    const onHeading = await eventually(() => page.evaluate(() => document.activeElement?.textContent === "Appearance"), { timeoutMs: 3000 });
+    assert.ok(onHeading, `focus is on the section's heading, not ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}`);
     assert.deepEqual(pageErrors, []);
   });
 
