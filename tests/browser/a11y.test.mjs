@@ -213,7 +213,7 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
 
     // Every view and the actions are listed.
     const options = await page.locator('[data-testid="palette-list"] [role="option"]').allInnerTexts();
-    for (const title of ["Go to Search", "Go to Conversations", "Go to Notes", "Go to Profiles", "Go to Activity", "Go to Settings", "Settings: Privacy", "Settings: Appearance", "Pause memory for 15 minutes", "Pause memory for 1 hour", "Capture now", "Distil now", "New note", "Theme: dark", "Turn memory off"]) {
+    for (const title of ["Go to Search", "Go to Conversations", "Go to Notes", "Go to Profiles", "Go to Activity", "Go to Settings", "Settings: Privacy", "Settings: Appearance", "Settings: Skills for agents", "Pause memory for 15 minutes", "Pause memory for 1 hour", "Capture now", "Distil now", "New note", "Theme: dark", "Turn memory off"]) {
       assert.ok(options.some((o) => o.includes(title)), `the palette offers "${title}": ${options.join(" | ")}`);
     }
 
