@@ -154,4 +154,31 @@ describe("memory pause", () => {
     expect(calls.some(([m, p]) => m === "memory_set" && JSON.stringify(p) === '{"enabled":true}')).toBe(true);
     expect(calls.filter(([m]) => m === "status").length).toBeGreaterThanOrEqual(2);
   });
+
+  it("switches memory off through memory_set (the palette's Turn memory off), then refreshes", async () => {
+    const calls: Array<[string, unknown]> = [];
+    const backend: Backend = {
+      async call<M extends keyof Methods>(method: M, params: Methods[M]["req"]): Promise<Methods[M]["res"]> {
+        calls.push([method, params]);
+        if (method === "memory_set") return status(false).memory as Methods[M]["res"];
+        return status(true) as Methods[M]["res"];
+      },
+    };
+    const store = new StatusStore(backend);
+    await store.refresh();
+    await store.setMemory(false);
+    expect(calls[1]).toEqual(["memory_set", { enabled: false }]);
+    expect(calls.filter(([m]) => m === "status").length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("setMemory passes the API's error on", async () => {
+    const backend: Backend = {
+      async call<M extends keyof Methods>(method: M): Promise<Methods[M]["res"]> {
+        if (method === "memory_set") throw new Error("service unreachable");
+        return status(true) as Methods[M]["res"];
+      },
+    };
+    const store = new StatusStore(backend);
+    await expect(store.setMemory(false)).rejects.toThrow("service unreachable");
+  });
 });
