@@ -31,6 +31,7 @@ pub mod dense;
 pub mod distill_api;
 mod error;
 mod export_api;
+mod firstrun_api;
 pub mod http;
 mod instance;
 mod integrations;

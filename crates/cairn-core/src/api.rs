@@ -10,6 +10,7 @@ use crate::ErrorCode;
 
 mod distill;
 mod export;
+mod firstrun;
 mod items;
 mod llm;
 mod notes;
@@ -19,6 +20,7 @@ mod tools;
 
 pub use distill::*;
 pub use export::*;
+pub use firstrun::*;
 pub use items::*;
 pub use llm::*;
 pub use notes::*;
@@ -119,6 +121,8 @@ macro_rules! for_each_method {
                 "Mark an entry of a note not useful (or useful): a label for the next ranker training.";
             export_run($crate::api::ExportReq) -> $crate::api::ExportReport,
                 "Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file.";
+            agents_found($crate::api::Empty) -> $crate::api::AgentsFound,
+                "The agent frameworks on this machine: session stores found, and the conversations captured from each with their dates.";
             skills_preview($crate::api::SkillsReq) -> $crate::api::SkillsPreview,
                 "A project's procedures and pitfalls as the section Cairn would write into a framework's instruction file, and what the file holds now.";
             skills_write($crate::api::SkillsReq) -> $crate::api::SkillsPreview,
@@ -633,6 +637,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<NoteVersionList>(),
         file::<NoteVersionReq>(),
         file::<NoteVersionDoc>(),
+        file::<AgentFound>(),
+        file::<AgentsFound>(),
         file::<SkillsReq>(),
         file::<SkillEntry>(),
         file::<SkillsPreview>(),

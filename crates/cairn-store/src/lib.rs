@@ -45,5 +45,6 @@ pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
 pub use sleep::{ItemActivity, ItemScore, Profile, ProfileEntry, ProfileKind};
 pub use store::{
-    AppendReport, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store, StoredVector,
+    AppendReport, FrameworkSpan, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store,
+    StoredVector,
 };

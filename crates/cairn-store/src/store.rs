@@ -63,6 +63,21 @@ pub struct SessionFilter {
     pub offset: u32,
 }
 
+/// One framework's captured history in figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameworkSpan {
+    /// The framework.
+    pub framework: String,
+    /// Sessions captured.
+    pub sessions: u64,
+    /// Requests captured.
+    pub requests: u64,
+    /// The first request's time.
+    pub first_at: Timestamp,
+    /// The last request's time.
+    pub last_at: Timestamp,
+}
+
 /// One captured session, for the Conversations view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionSummary {
@@ -447,6 +462,39 @@ impl Store {
                     turns: row.try_get::<i64>("", "turns")?.max(0) as u64,
                     errors: row.try_get::<i64>("", "errors")?.max(0) as u64,
                     first_request: row.try_get("", "first_request")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Per framework: its sessions, its requests, and the first and last request's time —
+    /// what the first run shows of each agent's history.
+    pub async fn framework_spans(&self) -> Result<Vec<FrameworkSpan>> {
+        let rows = self
+            .db
+            .query_all(Statement::from_string(
+                self.db.get_database_backend(),
+                "SELECT framework, COUNT(DISTINCT session_id) AS sessions, COUNT(DISTINCT id) AS requests,
+                        MIN(started_at) AS first_at, MAX(started_at) AS last_at
+                 FROM records GROUP BY framework ORDER BY framework",
+            ))
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(FrameworkSpan {
+                    framework: r.try_get("", "framework")?,
+                    sessions: r.try_get::<i64>("", "sessions")?.max(0) as u64,
+                    requests: r.try_get::<i64>("", "requests")?.max(0) as u64,
+                    first_at: parse_ts(
+                        "records",
+                        "started_at",
+                        &r.try_get::<String>("", "first_at")?,
+                    )?,
+                    last_at: parse_ts(
+                        "records",
+                        "started_at",
+                        &r.try_get::<String>("", "last_at")?,
+                    )?,
                 })
             })
             .collect()

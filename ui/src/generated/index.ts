@@ -1,4 +1,6 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+export type { AgentFound } from "./AgentFound";
+export type { AgentsFound } from "./AgentsFound";
 export type { ApiErrorBody } from "./ApiErrorBody";
 export type { CaptureReport } from "./CaptureReport";
 export type { ClearReport } from "./ClearReport";

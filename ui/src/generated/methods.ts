@@ -1,4 +1,5 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
+import type { AgentsFound } from "./AgentsFound";
 import type { CaptureReport } from "./CaptureReport";
 import type { ClearReport } from "./ClearReport";
 import type { ClearReq } from "./ClearReq";
@@ -157,6 +158,8 @@ export type Methods = {
   note_feedback: { req: NoteFeedbackReq; res: InjectionEntry };
   /** Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file. */
   export_run: { req: ExportReq; res: ExportReport };
+  /** The agent frameworks on this machine: session stores found, and the conversations captured from each with their dates. */
+  agents_found: { req: Empty; res: AgentsFound };
   /** A project's procedures and pitfalls as the section Cairn would write into a framework's instruction file, and what the file holds now. */
   skills_preview: { req: SkillsReq; res: SkillsPreview };
   /** Write (or with remove, take out) Cairn's marked section of a framework's instruction file; everything else in the file is kept byte for byte. */
@@ -166,4 +169,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "skills_preview", "skills_write", "import_run"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run"] as const;
