@@ -43,6 +43,26 @@ pub struct Args {
     pub dir: Option<PathBuf>,
     /// The embedding model's folder (default: `models.embedder`, else the PyPI test copy).
     pub embedder: Option<PathBuf>,
+    /// Print one JSON object per step instead of the table.
+    pub json: bool,
+}
+
+/// One step as `--json` prints it (the names the README's table explains).
+#[derive(Debug, Clone, Serialize)]
+struct StepJson {
+    records: u64,
+    points: u64,
+    restart_s: f64,
+    rss_idle_mib: f64,
+    rss_after_mib: f64,
+    recall_at_10: f64,
+    fused_p50_ms: f64,
+    fused_p95_ms: f64,
+    vector_p50_ms: f64,
+    vector_p95_ms: f64,
+    exact_p50_ms: f64,
+    embed_p50_ms: f64,
+    graph_build_s: f64,
 }
 
 /// One step's figures, measured in a fresh process.
@@ -220,16 +240,40 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         );
         let figures: Figures = serde_json::from_slice(&out.stdout)
             .context("the measuring process printed no figures")?;
-        rows.push(figures);
+        if args.json {
+            let f = &figures;
+            println!(
+                "{}",
+                serde_json::to_string(&StepJson {
+                    records: f.records,
+                    points: f.points,
+                    restart_s: f.restart_ms / 1000.0,
+                    rss_idle_mib: f.idle_rss_mib,
+                    rss_after_mib: f.after_rss_mib,
+                    recall_at_10: f.recall_at_10,
+                    fused_p50_ms: f.fused_p50_ms,
+                    fused_p95_ms: f.fused_p95_ms,
+                    vector_p50_ms: f.vector_p50_ms,
+                    vector_p95_ms: f.vector_p95_ms,
+                    exact_p50_ms: f.exact_p50_ms,
+                    embed_p50_ms: f.embed_p50_ms,
+                    graph_build_s: optimized.as_secs_f64(),
+                })?
+            );
+        }
+        rows.push((figures, optimized));
+    }
+    if args.json {
+        return Ok(());
     }
     println!("cairn bench search (synthetic store; real query embedding; release build)");
     println!(
-        "| records | points | restart | RSS idle | 1 query vector p50 / p95 | exact p50 | recall@10 | fused query p50 / p95 (embedding p50) | RSS after |"
+        "| records | points | restart | RSS idle | 1 query vector p50 / p95 | exact p50 | recall@10 | fused query p50 / p95 (embedding p50) | RSS after | graph build |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for f in &rows {
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (f, built) in &rows {
         println!(
-            "| {} | {} | {:.2} s | {:.0} MiB | {:.2} / {:.2} ms | {:.1} ms | {:.3} | {:.1} / {:.1} ms ({:.1} ms) | {:.0} MiB |",
+            "| {} | {} | {:.2} s | {:.0} MiB | {:.2} / {:.2} ms | {:.1} ms | {:.3} | {:.1} / {:.1} ms ({:.1} ms) | {:.0} MiB | {:.1} s |",
             f.records,
             f.points,
             f.restart_ms / 1000.0,
@@ -241,10 +285,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             f.fused_p50_ms,
             f.fused_p95_ms,
             f.embed_p50_ms,
-            f.after_rss_mib
+            f.after_rss_mib,
+            built.as_secs_f64()
         );
     }
-    if let [first, .., last] = rows.as_slice() {
+    if let [(first, _), .., (last, _)] = rows.as_slice() {
         let x = |a: f64, b: f64| b / a;
         println!(
             "growth {}→{} records: restart ×{:.1}, RSS idle ×{:.1}, query vector p50 ×{:.1}, fused p50 ×{:.1}",

@@ -537,6 +537,10 @@ enum BenchCmd {
         /// The embedding model's folder.
         #[arg(long)]
         embedder: Option<PathBuf>,
+        /// Print one JSON object per step (records, points, restart_s, rss_idle_mib,
+        /// rss_after_mib, recall_at_10, fused_p50_ms, fused_p95_ms, …) instead of the table.
+        #[arg(long)]
+        json: bool,
     },
     /// The measuring half of `bench search`, run in a fresh process.
     #[command(hide = true)]
@@ -875,6 +879,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         queries,
                         dir,
                         embedder,
+                        json,
                     },
             } => bench_search::run(bench_search::Args {
                 steps,
@@ -882,6 +887,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 queries,
                 dir,
                 embedder,
+                json,
             })
             .await
             .map_err(Failure::from),

@@ -365,3 +365,59 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     assert!(!String::from_utf8_lossy(&out.stderr).trim().is_empty());
     assert_eq!(fs_err::read_to_string(&out_model).unwrap(), text);
 }
+
+/// `cairn bench search --json`: one object per step, with the figures the README's table
+/// shows, each in range (small steps; the figures themselves are reported, never asserted).
+#[test]
+fn bench_search_prints_one_json_object_per_step() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", home.path())
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .args([
+            "bench",
+            "search",
+            "--steps",
+            "200,400",
+            "--queries",
+            "10",
+            "--json",
+            "--embedder",
+            &model,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(steps.len(), 2);
+    for (s, records) in steps.iter().zip([200u64, 400]) {
+        assert_eq!(s["records"], records, "{s}");
+        assert_eq!(s["points"], records * 9, "{s}");
+        for k in [
+            "restart_s",
+            "rss_idle_mib",
+            "rss_after_mib",
+            "fused_p50_ms",
+            "fused_p95_ms",
+            "graph_build_s",
+        ] {
+            assert!(s[k].as_f64().unwrap() > 0.0, "{k}: {s}");
+        }
+        let recall = s["recall_at_10"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&recall), "{s}");
+        assert!(
+            s["fused_p50_ms"].as_f64() <= s["fused_p95_ms"].as_f64(),
+            "{s}"
+        );
+    }
+}
