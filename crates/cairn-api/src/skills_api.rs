@@ -48,15 +48,6 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn cut(s: &str, max: usize) -> String {
-    let flat = one_line(s);
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let head: String = flat.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", head.trim_end())
-}
-
 /// The section for these items (procedures first), or `""` when there are none.
 pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
     if items.is_empty() {
@@ -81,7 +72,10 @@ pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
             ));
             let body = one_line(&i.body);
             if !body.is_empty() && body != one_line(&i.summary) {
-                out.push_str(&format!("\n  {}", cut(&body, BODY_CHARS)));
+                out.push_str(&format!(
+                    "\n  {}",
+                    cairn_recall::note::cut(&body, BODY_CHARS)
+                ));
             }
             out.push('\n');
         }

@@ -180,6 +180,33 @@ fn skills_are_previewed_then_written_updated_and_removed_byte_for_byte() {
     skills("cursor", &["--remove"]);
     assert!(!dir.path().join(".cursor/rules/cairn-skills.mdc").exists());
 
+    // An instruction file that is a link: refused, and what it points to is untouched.
+    #[cfg(unix)]
+    {
+        let outside = dir.path().join("outside.md");
+        fs_err::write(&outside, "not Cairn's\n").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.path().join("GEMINI.md")).unwrap();
+        let out = cairn(home.path())
+            .args([
+                "skills",
+                "--framework",
+                "gemini-cli",
+                "--project",
+                PROJECT,
+                "--write",
+                "--dir",
+            ])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("symbolic link"),
+            "{out:?}"
+        );
+        assert_eq!(fs_err::read_to_string(&outside).unwrap(), "not Cairn's\n");
+    }
+
     // A framework without an instruction file, and a folder that is not one: named errors.
     let out = cairn(home.path())
         .args([
