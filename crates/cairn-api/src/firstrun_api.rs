@@ -4,11 +4,8 @@ use std::collections::BTreeMap;
 
 use cairn_core::api::{AgentFound, AgentsFound, Empty};
 
+use crate::turn_api::rfc3339;
 use crate::{ApiError, Result, Service};
-
-fn rfc3339(t: &cairn_core::Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
 
 impl Service {
     /// The `agents_found` method.

@@ -63,7 +63,8 @@ impl std::fmt::Debug for TurnState {
     }
 }
 
-fn rfc3339(t: &cairn_core::Timestamp) -> String {
+/// A time as the API writes it: RFC 3339, whole seconds, UTC.
+pub(crate) fn rfc3339(t: &cairn_core::Timestamp) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
