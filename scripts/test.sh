@@ -2,7 +2,8 @@
 # `npm test`: install what is missing, then run every check and every test suite:
 # formatting, the Tauri boundary, clippy, Rust tests (nextest), UI checks and unit tests
 # (svelte-check, Vitest), browser tests (Playwright on the system Chromium) against the
-# headless service, and a WebDriver test of the real desktop window under Xvfb.
+# headless service, the .deb made from the debug build (Tauri's bundler, nothing compiled
+# again), and a WebDriver test of the desktop window of the app installed from it under Xvfb.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 started=$(date +%s)
@@ -46,6 +47,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "Building every crate, binary and test once (the suites below reuse it)"
 cargo build --workspace --all-targets --locked
 
+# The desktop test below runs the app as installed from this package.
+step "Packaging the debug build as a .deb (tauri bundle: nothing is compiled again)"
+bash scripts/bundle.sh --debug --no-build
+
 step "Rust tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 
@@ -55,9 +60,34 @@ step "UI checks and unit tests (svelte-check, Vitest)"
 step "Browser tests (Playwright on /usr/bin/chromium against cairn daemon)"
 CAIRN_BIN="$CARGO_TARGET_DIR/debug/cairn" node --test tests/browser/
 
-step "Desktop window test (tauri-driver + WebKitWebDriver under Xvfb)"
-CAIRN_DESKTOP_BIN="$CARGO_TARGET_DIR/debug/cairn-desktop" \
-  xvfb-run -a -s "-screen 0 1366x900x24" node --test tests/desktop/
+step "Desktop tests: the .deb, and the window of the app installed from it (tauri-driver + WebKitWebDriver under Xvfb)"
+(
+  deb=$(find "$CARGO_TARGET_DIR/debug/bundle/deb" -maxdepth 1 -name '*.deb' 2>/dev/null | head -1)
+  bin="$CARGO_TARGET_DIR/debug/cairn-desktop"
+  if [ -z "$deb" ] || ! command -v dpkg-deb >/dev/null 2>&1; then
+    # tests/desktop/package.test.mjs fails under CI=true without CAIRN_DEB.
+    echo "No .deb or no dpkg-deb: the window test runs $bin itself."
+  else
+    export CAIRN_DEB="$deb"
+    pkg=$(dpkg-deb -f "$deb" Package)
+    if [ "$(id -u)" = 0 ] && ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      # As root (CI): install it like a user would, and remove it afterwards.
+      trap 'DEBIAN_FRONTEND=noninteractive dpkg --purge "$pkg" >/dev/null' EXIT
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >/dev/null
+      bin=/usr/bin/cairn-desktop
+      echo "Installed $(basename "$deb"); the window test runs $bin."
+    else
+      # Not root, or a $pkg package of the user's own is installed: the package's files in a
+      # temporary folder instead.
+      unpacked=$(mktemp -d)
+      trap 'rm -rf "$unpacked"' EXIT
+      dpkg-deb -x "$deb" "$unpacked"
+      bin="$unpacked/usr/bin/cairn-desktop"
+      echo "Unpacked $(basename "$deb") (not installed: $([ "$(id -u)" = 0 ] && echo "a $pkg package is installed already" || echo "not root")); the window test runs $bin."
+    fi
+  fi
+  CAIRN_DESKTOP_BIN="$bin" xvfb-run -a -s "-screen 0 1366x900x24" node --test tests/desktop/
+)
 
 if [ -d "$HOME/.local/share/cairn" ] && [ -n "$(find "$HOME/.local/share/cairn" -newermt "@$started" 2>/dev/null | head -1)" ]; then
   die "a test wrote into the real data dir ~/.local/share/cairn"

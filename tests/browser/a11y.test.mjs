@@ -32,6 +32,8 @@ const VIEWS = [
   // A memory item's page (items come from distillation, covered with a model in items.test.mjs;
   // here the page of an item that is not there).
   { name: "item", hash: "#/item?id=i_gone", ready: '[data-testid="item-missing"]' },
+  // The review inbox, read (entries themselves are covered in review.test.mjs).
+  { name: "review", hash: "#/review", ready: '[data-testid="review-recent"]' },
 ];
 
 describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
@@ -213,7 +215,7 @@ describe("Keyboard and accessibility", { timeout: 300_000 }, () => {
 
     // Every view and the actions are listed.
     const options = await page.locator('[data-testid="palette-list"] [role="option"]').allInnerTexts();
-    for (const title of ["Go to Search", "Go to Conversations", "Go to Notes", "Go to Profiles", "Go to Activity", "Go to Settings", "Settings: Privacy", "Settings: Appearance", "Settings: Skills for agents", "Pause memory for 15 minutes", "Pause memory for 1 hour", "Capture now", "Distil now", "New note", "Theme: dark", "Turn memory off"]) {
+    for (const title of ["Go to Search", "Go to Conversations", "Go to Notes", "Go to Profiles", "Go to Review", "Go to Activity", "Go to Settings", "Settings: Privacy", "Settings: Appearance", "Settings: Skills for agents", "Pause memory for 15 minutes", "Pause memory for 1 hour", "Capture now", "Distil now", "New note", "Theme: dark", "Turn memory off"]) {
       assert.ok(options.some((o) => o.includes(title)), `the palette offers "${title}": ${options.join(" | ")}`);
     }
 

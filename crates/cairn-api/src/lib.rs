@@ -43,6 +43,7 @@ mod memory_api;
 mod models;
 mod notes_api;
 mod profiles_api;
+mod review_api;
 mod service;
 mod skills_api;
 mod tools;

@@ -19,7 +19,7 @@ use cairn_recall::SearchMode;
 use crate::{ApiError, Result, Service};
 
 /// The caller the UI (the owner) writes as.
-fn owner() -> Caller {
+pub(crate) fn owner() -> Caller {
     Caller {
         access: cairn_core::api::NoteAccess::ReadWrite,
         author: "user".into(),
@@ -146,7 +146,7 @@ impl Service {
         Ok(&self.notes_state().notes)
     }
 
-    async fn after_note_change(&self) {
+    pub(crate) async fn after_note_change(&self) {
         self.notes_state().changed();
     }
 

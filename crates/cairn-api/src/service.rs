@@ -964,12 +964,20 @@ impl Service {
         };
         let degraded = searched.degraded;
         let reranked = searched.reranked;
+        // Records a review archived as duplicates stay in the log, out of search.
+        let hidden = if records_at.is_some() {
+            self.inner.store.hidden_records().await?
+        } else {
+            Default::default()
+        };
         let out: Vec<SearchHit> = hits
             .into_iter()
             .filter_map(|h| match (&notes_at, &items_at) {
                 (Some((at, index)), _) if *at == h.corpus => index.note_hit(h.hit),
                 (_, Some((at, index))) if *at == h.corpus => index.item_hit(h.hit),
-                _ if records_at == Some(h.corpus) => Some(record_hit(h.hit)),
+                _ if records_at == Some(h.corpus) => {
+                    (!hidden.contains(&h.hit.record_id)).then(|| record_hit(h.hit))
+                }
                 _ => None,
             })
             .collect();

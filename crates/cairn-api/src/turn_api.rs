@@ -319,8 +319,13 @@ impl Service {
             .await?;
         // What each candidate is (what was remembered after the turn's time is not known then).
         let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
+        // Records a review archived as duplicates are never shown.
+        let hidden = self.store().hidden_records().await?;
         for h in hits {
             if req.at.is_some() && h.hit.timestamp > now {
+                continue;
+            }
+            if h.corpus == 0 && hidden.contains(&h.hit.record_id) {
                 continue;
             }
             let signals = Signals {

@@ -20,6 +20,7 @@ mod hook;
 mod llm;
 mod memory_tool;
 mod note_eval;
+mod review_cli;
 mod turn_cli;
 
 use anyhow::Context;
@@ -109,6 +110,22 @@ enum Command {
         dir: std::path::PathBuf,
         /// Print JSON instead of text.
         #[arg(long)]
+        json: bool,
+    },
+    /// The review inbox: likely duplicates, contradictions, stale items (citing files or
+    /// symbols gone from the project's working tree) and junk; `act` on an entry (merge,
+    /// supersede, archive, keep) and `undo` any action.
+    Review {
+        #[command(subcommand)]
+        command: Option<review_cli::ReviewCommand>,
+        /// Only this project's entries.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only duplicate, contradiction, stale or junk.
+        #[arg(long)]
+        category: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long, global = true)]
         json: bool,
     },
     /// A project's procedures and pitfalls as the instruction file a framework reads
@@ -1204,6 +1221,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     print_skills(&p, &req.project);
                 }
                 Ok(())
+            }
+            Command::Review {
+                command,
+                project,
+                category,
+                json,
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let res = review_cli::run(&backend, command, project, category, json).await;
+                backend.close().await;
+                Ok(res?)
             }
             Command::Import { dir, json } => {
                 let backend =

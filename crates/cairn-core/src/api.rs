@@ -15,6 +15,7 @@ mod items;
 mod llm;
 mod notes;
 mod recall;
+mod review;
 mod skills;
 mod tools;
 
@@ -25,6 +26,7 @@ pub use items::*;
 pub use llm::*;
 pub use notes::*;
 pub use recall::*;
+pub use review::*;
 pub use skills::*;
 pub use tools::*;
 
@@ -129,6 +131,12 @@ macro_rules! for_each_method {
                 "Write (or with remove, take out) Cairn's marked section of a framework's instruction file; everything else in the file is kept byte for byte.";
             import_run($crate::api::ImportReq) -> $crate::api::ImportReport,
                 "Read an export back: everything checked first (a malformed file refuses the whole import), ids kept, what is stored already skipped.";
+            review_list($crate::api::ReviewReq) -> $crate::api::ReviewInbox,
+                "The review inbox: likely duplicates, contradictions, stale items (citing files or symbols gone from the project's working tree) and junk, with the latest actions.";
+            review_act($crate::api::ReviewActReq) -> $crate::api::ReviewActionView,
+                "Act on an inbox entry: merge, supersede, archive or keep. Logged, and undoable with review_undo.";
+            review_undo($crate::api::ReviewUndoReq) -> $crate::api::ReviewActionView,
+                "Undo an inbox action: every item and note it changed goes back to its state before (refused when one changed since).";
         }
     };
 }
@@ -642,6 +650,14 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<SkillsReq>(),
         file::<SkillEntry>(),
         file::<SkillsPreview>(),
+        file::<ReviewReq>(),
+        file::<ReviewSubject>(),
+        file::<ReviewEntry>(),
+        file::<ReviewCounts>(),
+        file::<ReviewActionView>(),
+        file::<ReviewInbox>(),
+        file::<ReviewActReq>(),
+        file::<ReviewUndoReq>(),
         file::<NoteMount>(),
         file::<NotePrecondition>(),
         file::<NoteCommandReq>(),

@@ -30,6 +30,7 @@ mod injections;
 mod ledger;
 mod migrate;
 mod notes;
+mod review;
 mod sleep;
 mod store;
 
@@ -43,6 +44,7 @@ pub use injections::{Injection, InjectionCandidate, NoteLabel, NoteTotals, Uses}
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
+pub use review::{RecordCopy, ReviewAction};
 pub use sleep::{ItemActivity, ItemScore, Profile, ProfileEntry, ProfileKind};
 pub use store::{
     AppendReport, FrameworkSpan, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store,

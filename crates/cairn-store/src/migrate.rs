@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "injections",
         include_str!("../migrations/0008_injections.sql"),
     ),
+    (9, "review", include_str!("../migrations/0009_review.sql")),
 ];
 
 /// The schema version this build writes.

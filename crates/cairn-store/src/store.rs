@@ -36,6 +36,8 @@ const CLEAR_TABLES: &[&str] = &[
     "injections",
     "injection_shown",
     "note_labels",
+    "review_actions",
+    "hidden_records",
 ];
 const CLEAR_NOTE_TABLES: &[&str] = &["note_versions", "notes"];
 

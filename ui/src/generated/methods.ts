@@ -61,6 +61,11 @@ import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
 import type { ProfileList } from "./ProfileList";
 import type { ProfilesReq } from "./ProfilesReq";
+import type { ReviewActReq } from "./ReviewActReq";
+import type { ReviewActionView } from "./ReviewActionView";
+import type { ReviewInbox } from "./ReviewInbox";
+import type { ReviewReq } from "./ReviewReq";
+import type { ReviewUndoReq } from "./ReviewUndoReq";
 import type { SearchReq } from "./SearchReq";
 import type { SearchRes } from "./SearchRes";
 import type { SkillsPreview } from "./SkillsPreview";
@@ -166,7 +171,13 @@ export type Methods = {
   skills_write: { req: SkillsReq; res: SkillsPreview };
   /** Read an export back: everything checked first (a malformed file refuses the whole import), ids kept, what is stored already skipped. */
   import_run: { req: ImportReq; res: ImportReport };
+  /** The review inbox: likely duplicates, contradictions, stale items (citing files or symbols gone from the project's working tree) and junk, with the latest actions. */
+  review_list: { req: ReviewReq; res: ReviewInbox };
+  /** Act on an inbox entry: merge, supersede, archive or keep. Logged, and undoable with review_undo. */
+  review_act: { req: ReviewActReq; res: ReviewActionView };
+  /** Undo an inbox action: every item and note it changed goes back to its state before (refused when one changed since). */
+  review_undo: { req: ReviewUndoReq; res: ReviewActionView };
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;

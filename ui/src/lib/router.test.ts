@@ -32,8 +32,8 @@ describe("routes", () => {
     expect([...ROUTES]).not.toContain("item");
   });
 
-  it("lists the six views in sidebar order", () => {
-    expect([...ROUTES]).toEqual(["search", "conversations", "notes", "profiles", "activity", "settings"]);
+  it("lists the seven views in sidebar order", () => {
+    expect([...ROUTES]).toEqual(["search", "conversations", "notes", "profiles", "review", "activity", "settings"]);
     expect(routeHref("activity")).toBe("#/activity");
   });
 });

@@ -1,5 +1,5 @@
 /** Hash routes of the app shell, in sidebar order. */
-export const ROUTES = ["search", "conversations", "notes", "profiles", "activity", "settings"] as const;
+export const ROUTES = ["search", "conversations", "notes", "profiles", "review", "activity", "settings"] as const;
 
 /** Pages reached through links only (not in the sidebar): `item` is one memory item (`id`). */
 export const PAGES = ["item"] as const;
@@ -14,6 +14,7 @@ export const ROUTE_TITLES: Record<RouteName, string> = {
   conversations: "Conversations",
   notes: "Notes",
   profiles: "Profiles",
+  review: "Review",
   item: "Memory item",
   activity: "Activity",
   settings: "Settings",
@@ -24,6 +25,7 @@ export const ROUTE_TITLES: Record<RouteName, string> = {
  * - search: `q`, `framework`, `project`, `since`, `until` (the search shown);
  * - conversations: `framework`, `session`, `turn` (the conversation open, and its turn);
  * - notes: `id` (a note id, `n_…`, to open — as Search links its note hits);
+ * - review: `category` (`contradiction`, `duplicate`, `stale` or `junk`: the entries shown);
  * - item: `id` (an item id, `i_…`).
  */
 export type RouteParams = Record<string, string>;

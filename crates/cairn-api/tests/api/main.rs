@@ -5,5 +5,6 @@
 mod fake_judge;
 mod llm_settings;
 mod profiles;
+mod review;
 mod trust;
 mod turn_note;
