@@ -100,8 +100,9 @@ enum Answer {
 }
 
 /// Methods that may run for minutes.
-const LONG_METHODS: [&str; 7] = [
+const LONG_METHODS: [&str; 8] = [
     "capture_run",
+    "index_migrate",
     "export_run",
     "import_run",
     "index_rebuild",

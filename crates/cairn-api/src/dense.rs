@@ -327,11 +327,23 @@ impl Dense {
         store: &Store,
         progress: &(dyn Fn(u64, u64) + Send + Sync),
     ) -> Result<u64> {
+        self.copy_to(self.index.clone(), store, progress).await
+    }
+
+    /// Empties `target` and fills it from the vectors kept in the store (no model call): the
+    /// index's own rebuild, or a migration to another backend. `progress(done, total)` after
+    /// each page.
+    pub async fn copy_to(
+        &self,
+        target: Arc<dyn VectorIndex>,
+        store: &Store,
+        progress: &(dyn Fn(u64, u64) + Send + Sync),
+    ) -> Result<u64> {
         let model = self.vectors_id();
         let dim = self.embedder.dim();
         let total = store.count_vectors(&model).await?;
         {
-            let index = self.index.clone();
+            let index = target.clone();
             blocking(move || index.clear().and_then(|()| index.ensure(dim)))
                 .await?
                 .map_err(backend_err)?;
@@ -373,14 +385,14 @@ impl Dense {
                 });
             }
             done += points.len() as u64;
-            let index = self.index.clone();
+            let index = target.clone();
             blocking(move || index.upsert(&points))
                 .await?
                 .map_err(backend_err)?;
             after = last;
             progress(done, total);
         }
-        let index = self.index.clone();
+        let index = target.clone();
         blocking(move || index.flush())
             .await?
             .map_err(backend_err)?;

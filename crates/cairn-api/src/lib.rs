@@ -40,6 +40,7 @@ mod judge;
 pub mod llm_api;
 pub mod logging;
 mod memory_api;
+mod migrate_api;
 mod models;
 mod notes_api;
 mod profiles_api;

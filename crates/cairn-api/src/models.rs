@@ -188,7 +188,8 @@ fn open_index(
                     None
                 }
             };
-            let index = ServerIndex::connect(&settings.index.url, key, COLLECTION)?;
+            let index = ServerIndex::connect(&settings.index.url, key, COLLECTION)?
+                .with_layout(settings.index.shards, settings.index.replication);
             Ok((Arc::new(index), None, false))
         }
         _ => {

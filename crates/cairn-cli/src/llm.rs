@@ -202,7 +202,7 @@ pub fn api_kind(api: &str) -> anyhow::Result<ApiKind> {
 }
 
 /// Reads the key: typed without echo at a terminal, else the whole of standard input.
-fn read_key(api: &str) -> anyhow::Result<String> {
+pub(crate) fn read_key(api: &str) -> anyhow::Result<String> {
     let key = if std::io::stdin().is_terminal() {
         let term = console::Term::stderr();
         term.write_str(&format!("Paste the {api} API key (it is not shown): "))

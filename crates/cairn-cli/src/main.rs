@@ -417,6 +417,21 @@ enum IndexCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Copy the vector index to a Qdrant server or cluster from the store's vectors (no
+    /// model call), check it, and name it in the config file (in use from the next start).
+    Migrate {
+        /// Where to: remote.
+        #[arg(long, value_parser = ["remote"])]
+        to: String,
+        /// The server's gRPC URL (default: index.url of the config file).
+        #[arg(long)]
+        url: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Store the remote Qdrant server's API key in the OS keyring (read from stdin).
+    SetKey,
 }
 
 #[derive(Debug, Subcommand)]
@@ -958,6 +973,42 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         r.records, r.vectors, r.duration_ms
                     );
                 }
+                Ok(())
+            }
+            Command::Index {
+                what: IndexCmd::Migrate { to, url, json },
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::IndexMigrateReq { to, url };
+                let res = call_with_progress_req::<_, cairn_core::api::IndexMigrateReport>(
+                    &backend,
+                    "index_migrate",
+                    &req,
+                    "indexing",
+                    json,
+                )
+                .await;
+                backend.close().await;
+                let r = res?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&r)?);
+                } else {
+                    println!(
+                        "Copied {} vectors to {} ({} points in its collection) in {} ms. {} now names it (index.backend = \"remote\"): restart Cairn to search it.",
+                        r.points, r.url, r.collection_points, r.duration_ms, r.config_file
+                    );
+                }
+                Ok(())
+            }
+            Command::Index {
+                what: IndexCmd::SetKey,
+            } => {
+                let key = llm::read_key("Qdrant")?;
+                cairn_vectors::store_key(cairn_vectors::REMOTE_KEY_USER, &key)
+                    .map_err(|e| anyhow::anyhow!("cannot store the key in the OS keyring: {}", e.message))?;
+                println!("Stored the remote Qdrant API key in the OS keyring.");
                 Ok(())
             }
             Command::Eval {

@@ -971,3 +971,150 @@ fn eval_distill_reports_the_evidence_the_items_cover_and_the_calls_per_request()
     let recorded = fs_err::read_dir(c.join("rec")).unwrap().count();
     assert_eq!(recorded, 1);
 }
+
+/// `cairn index migrate --to remote`: a server that cannot be reached, or a URL that is not
+/// one, is refused with a message that says so, and nothing changes — the config file keeps
+/// its bytes and search still answers from the local index.
+#[test]
+fn index_migrate_refuses_what_it_cannot_reach_and_changes_nothing() {
+    let model = test_model();
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    claude_session(
+        home.path(),
+        "sess-migrate",
+        &[(
+            "The postgres migration is stuck: ALTER TABLE waits forever on a lock",
+            "Another transaction holds the lock; set lock_timeout and retry.",
+        )],
+    );
+    let run = |args: &[&str]| {
+        cairn(home.path(), ch.path())
+            .env("CAIRN__MODELS__EMBEDDER", &model)
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["capture", "--once", "--json"]).status.success());
+    let config = String::from_utf8(run(&["config", "path"]).stdout).unwrap();
+    let config = PathBuf::from(config.trim());
+    let before = fs_err::read(&config).ok();
+
+    // Nothing listens on port 9 (discard) on loopback here.
+    let out = run(&[
+        "index",
+        "migrate",
+        "--to",
+        "remote",
+        "--url",
+        "http://127.0.0.1:9",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("cannot reach the Qdrant server at http://127.0.0.1:9")
+            && err.contains("Nothing was changed"),
+        "{err}"
+    );
+    let out = run(&[
+        "index",
+        "migrate",
+        "--to",
+        "remote",
+        "--url",
+        "ftp://qdrant.example.com",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not an http:// or https:// URL"), "{err}");
+    let out = run(&["index", "migrate", "--to", "elsewhere"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    assert_eq!(
+        fs_err::read(&config).ok(),
+        before,
+        "the config file is untouched"
+    );
+    let hits: Vec<serde_json::Value> = serde_json::from_slice(
+        &run(&[
+            "search",
+            "--json",
+            "--mode",
+            "dense",
+            "database schema upgrade hangs",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(!hits.is_empty(), "the local index still answers");
+}
+
+/// The migration against a real Qdrant server: every vector copied, the config file names
+/// the server, and after a restart dense search answers from it. Needs a server:
+/// `QDRANT_URL=http://host:6334 cargo nextest run -p cairn-cli --run-ignored only -E 'test(index_migrate)'`.
+#[test]
+#[ignore = "needs a running Qdrant server (QDRANT_URL)"]
+fn index_migrate_copies_every_vector_to_a_real_server_and_search_uses_it_after_a_restart() {
+    let url = std::env::var("QDRANT_URL").expect("set QDRANT_URL to run the remote suite");
+    let model = test_model();
+    let home = tempfile::tempdir().unwrap();
+    let ch = tempfile::tempdir().unwrap();
+    claude_session(
+        home.path(),
+        "sess-remote",
+        &[
+            (
+                "The postgres migration is stuck: ALTER TABLE waits forever on a lock",
+                "Another transaction holds the lock; set lock_timeout and retry.",
+            ),
+            (
+                "Make the submit button teal and round its corners",
+                "Done: the button uses the teal token and a 6px radius.",
+            ),
+        ],
+    );
+    let run = |args: &[&str]| {
+        let out = cairn(home.path(), ch.path())
+            .env("CAIRN__MODELS__EMBEDDER", &model)
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    run(&["capture", "--once", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&run(&[
+        "index", "migrate", "--to", "remote", "--url", &url, "--json",
+    ]))
+    .unwrap();
+    assert_eq!(report["points"], 2, "{report}");
+    assert_eq!(report["collection_points"], 2, "{report}");
+    let config = fs_err::read_to_string(report["config_file"].as_str().unwrap()).unwrap();
+    assert!(
+        config.contains("backend = \"remote\"") && config.contains(&url),
+        "{config}"
+    );
+    let shown = String::from_utf8(run(&["config", "show"])).unwrap();
+    assert!(shown.contains("backend = \"remote\""), "{shown}");
+    let hits: Vec<serde_json::Value> = serde_json::from_slice(&run(&[
+        "search",
+        "--json",
+        "--mode",
+        "dense",
+        "database schema upgrade hangs",
+    ]))
+    .unwrap();
+    assert!(
+        hits.first().unwrap()["passage"]
+            .as_str()
+            .unwrap()
+            .contains("postgres migration"),
+        "{hits:?}"
+    );
+}

@@ -26,5 +26,5 @@ pub use paths::{CAIRN_HOME, Paths, PathsError, RECURSION_GUARD};
 pub use settings::{
     CaptureSettings, DEFAULT_TOML, IndexSettings, LLM_PROVIDERS, LlmSettings, LoadedSettings,
     LogSettings, ModelSettings, Origin, Overrides, ServiceSettings, Settings, SettingsError,
-    save_llm,
+    save_index, save_llm,
 };

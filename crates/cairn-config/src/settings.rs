@@ -89,6 +89,11 @@ pub struct IndexSettings {
     pub qdrant_bin: String,
     /// The remote URL.
     pub url: String,
+    /// Shards of the remote collection when Cairn creates it (a cluster: about twice its
+    /// nodes).
+    pub shards: u32,
+    /// Copies of each shard on a remote cluster (2 survives losing a node).
+    pub replication: u32,
 }
 
 /// `[service]`
@@ -460,6 +465,12 @@ impl Settings {
                 "must be an http:// or https:// URL when index.backend is \"remote\"",
             );
         }
+        if !(1..=64).contains(&self.index.shards) {
+            return fail("index.shards", "must be between 1 and 64");
+        }
+        if !(1..=8).contains(&self.index.replication) {
+            return fail("index.replication", "must be between 1 and 8");
+        }
         if let Err(reason) = test_reranker_allowed(&self.models.reranker, cfg!(debug_assertions)) {
             return fail("models.reranker", &reason);
         }
@@ -653,19 +664,48 @@ fn llm_pairs(llm: &LlmSettings) -> [(&'static str, toml::Value); 8] {
 /// table's header, and a file with no `[llm]` table gets one at its end. The file is replaced
 /// atomically (a temporary file renamed over it).
 pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
+    save_table(file, "llm", &llm_pairs(llm))
+}
+
+/// Writes the backend, URL, shards and replication of `index` into the `[index]` table of the
+/// config file `file`, the way [`save_llm`] edits `[llm]`.
+pub fn save_index(file: &Path, index: &IndexSettings) -> Result<(), SettingsError> {
+    save_table(
+        file,
+        "index",
+        &[
+            ("backend", toml::Value::String(index.backend.clone())),
+            ("url", toml::Value::String(index.url.clone())),
+            ("shards", toml::Value::Integer(i64::from(index.shards))),
+            (
+                "replication",
+                toml::Value::Integer(i64::from(index.replication)),
+            ),
+        ],
+    )
+}
+
+/// Sets `pairs` in the table `[name]` of the config file, keeping every other line.
+fn save_table(
+    file: &Path,
+    name: &str,
+    pairs: &[(&'static str, toml::Value)],
+) -> Result<(), SettingsError> {
     let text = match fs_err::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e.into()),
     };
-    let pairs = llm_pairs(llm);
+    let header_text = format!("[{name}]");
     let line_of = |key: &str, value: &toml::Value| format!("{key} = {value}");
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let header = lines.iter().position(|l| {
-        l.trim_start().strip_prefix("[llm]").is_some_and(|rest| {
-            let rest = rest.trim();
-            rest.is_empty() || rest.starts_with('#')
-        })
+        l.trim_start()
+            .strip_prefix(header_text.as_str())
+            .is_some_and(|rest| {
+                let rest = rest.trim();
+                rest.is_empty() || rest.starts_with('#')
+            })
     });
     match header {
         Some(h) => {
@@ -674,7 +714,7 @@ pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
                 .position(|l| l.trim_start().starts_with('['))
                 .map_or(lines.len(), |i| h + 1 + i);
             let mut missing = Vec::new();
-            for (key, value) in &pairs {
+            for (key, value) in pairs {
                 let found = (h + 1..end).find(|&i| {
                     let t = lines[i].trim_start();
                     t.strip_prefix(key)
@@ -691,7 +731,7 @@ pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
             if lines.last().is_some_and(|l| !l.trim().is_empty()) {
                 lines.push(String::new());
             }
-            lines.push("[llm]".into());
+            lines.push(header_text.clone());
             lines.extend(pairs.iter().map(|(k, v)| line_of(k, v)));
         }
     }
@@ -702,17 +742,18 @@ pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
         .parse()
         .map_err(|e: toml::de::Error| SettingsError::Syntax {
             path: file.to_path_buf(),
-            reason: format!("the [llm] table could not be updated in place: {e}"),
+            reason: format!("the {header_text} table could not be updated in place: {e}"),
         })?;
-    for (key, value) in &pairs {
-        if lookup(&parsed, &format!("llm.{key}")) != Some(value) {
+    for (key, value) in pairs {
+        if lookup(&parsed, &format!("{name}.{key}")) != Some(value) {
             return Err(SettingsError::Invalid {
-                key: format!("llm.{key}"),
+                key: format!("{name}.{key}"),
                 value: value.to_string(),
                 origin: Origin::File(file.to_path_buf()),
-                reason: "the config file sets it in a way Cairn cannot edit in place \
-                         (outside its [llm] table); edit the file by hand"
-                    .into(),
+                reason: format!(
+                    "the config file sets it in a way Cairn cannot edit in place \
+                     (outside its {header_text} table); edit the file by hand"
+                ),
             });
         }
     }
@@ -996,6 +1037,30 @@ mod tests {
         let s = load(home.path(), None, &[], &[]).unwrap().settings;
         assert_eq!(s.llm.provider, "openai");
         assert_eq!(s.llm.base_url, "http://127.0.0.1:11434/v1");
+    }
+
+    #[test]
+    fn save_index_names_the_remote_backend_in_place_and_loads_back() {
+        let home = tempfile::tempdir().unwrap();
+        let paths = Paths::under(home.path());
+        fs_err::create_dir_all(&paths.config).unwrap();
+        let mine = "[index]\n# my own comment\nbackend = \"embedded\"\n\n[service]\nport = 7420\n";
+        fs_err::write(paths.config_file(), mine).unwrap();
+        let mut index = load(home.path(), None, &[], &[]).unwrap().settings.index;
+        index.backend = "remote".into();
+        index.url = "https://qdrant.example.com:6334".into();
+        index.shards = 6;
+        index.replication = 2;
+        save_index(&paths.config_file(), &index).unwrap();
+        let text = fs_err::read_to_string(paths.config_file()).unwrap();
+        assert!(text.contains("# my own comment\n"), "{text}");
+        assert!(text.ends_with("[service]\nport = 7420\n"), "{text}");
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert_eq!(s.index, index);
+        assert_eq!(s.service.port, 7420);
+        // A layout out of range is refused with the key named.
+        let err = load(home.path(), None, &[("CAIRN__INDEX__SHARDS", "0")], &[]).unwrap_err();
+        assert!(err.to_string().contains("index.shards"), "{err}");
     }
 
     #[test]

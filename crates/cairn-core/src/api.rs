@@ -65,6 +65,8 @@ macro_rules! for_each_method {
                 "One conversation whole: every request with its replies and tool steps.";
             index_rebuild($crate::api::Empty) -> $crate::api::IndexReport,
                 "Rebuild the search indexes from the logs alone (no model call).";
+            index_migrate($crate::api::IndexMigrateReq) -> $crate::api::IndexMigrateReport,
+                "Copy the vector index to a remote Qdrant server or cluster from the store's vectors (no model call), check it, and name it in the config file: in use from the next start.";
             open($crate::api::OpenReq) -> $crate::api::OpenRes,
                 "One record or note whole, by its id.";
             explore($crate::api::ExploreReq) -> $crate::api::ExploreRes,
@@ -407,6 +409,37 @@ pub struct IndexReport {
     pub duration_ms: u64,
 }
 
+/// Move the vector index to another backend (`index_migrate`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct IndexMigrateReq {
+    /// Where to: `remote` (a Qdrant server or cluster).
+    pub to: String,
+    /// Its gRPC URL (`https://qdrant.example.com:6334`); the config's `index.url` by default.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// What a migration did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct IndexMigrateReport {
+    /// The backend the vectors went to.
+    pub to: String,
+    /// Its URL.
+    pub url: String,
+    /// Points written there (from the store's vectors; no model call).
+    #[ts(type = "number")]
+    pub points: u64,
+    /// Points the collection holds afterwards.
+    #[ts(type = "number")]
+    pub collection_points: u64,
+    /// The config file that now names the new backend.
+    pub config_file: String,
+    /// How long it took, in milliseconds.
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+}
+
 /// Which conversations to list.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(deny_unknown_fields)]
@@ -631,6 +664,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<TurnView>(),
         file::<Conversation>(),
         file::<IndexReport>(),
+        file::<IndexMigrateReq>(),
+        file::<IndexMigrateReport>(),
         file::<NoteScopeKind>(),
         file::<NoteAccess>(),
         file::<NoteRef>(),

@@ -58,6 +58,8 @@ pub struct ServerIndex {
     dim: Mutex<Option<usize>>,
     /// The fewest candidates a quantized search re-scores.
     min_candidates: AtomicUsize,
+    /// Shards and copies of each shard, when it creates the collection.
+    layout: (u32, u32),
 }
 
 impl std::fmt::Debug for ServerIndex {
@@ -122,7 +124,15 @@ impl ServerIndex {
             backend,
             dim: Mutex::new(None),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
+            layout: (1, 1),
         })
+    }
+
+    /// The collection's layout when this index creates it: `shards` shards, each kept in
+    /// `replication` copies (writes wait for one copy). An existing collection keeps its own.
+    pub fn with_layout(mut self, shards: u32, replication: u32) -> Self {
+        self.layout = (shards.max(1), replication.max(1));
+        self
     }
 
     /// Sets the fewest candidates a quantized search re-scores (default
@@ -253,6 +263,9 @@ impl ServerIndex {
             .client
             .create_collection(
                 CreateCollectionBuilder::new(self.collection.as_str())
+                    .shard_number(self.layout.0)
+                    .replication_factor(self.layout.1)
+                    .write_consistency_factor(1)
                     .vectors_config(vectors)
                     .on_disk_payload(true)
                     .quantization_config(

@@ -34,6 +34,8 @@ export type { FrameworkCapture } from "./FrameworkCapture";
 export type { ImportCounts } from "./ImportCounts";
 export type { ImportReport } from "./ImportReport";
 export type { ImportReq } from "./ImportReq";
+export type { IndexMigrateReport } from "./IndexMigrateReport";
+export type { IndexMigrateReq } from "./IndexMigrateReq";
 export type { IndexReport } from "./IndexReport";
 export type { InjectionEntry } from "./InjectionEntry";
 export type { InjectionList } from "./InjectionList";

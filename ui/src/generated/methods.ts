@@ -19,6 +19,8 @@ import type { ExportReport } from "./ExportReport";
 import type { ExportReq } from "./ExportReq";
 import type { ImportReport } from "./ImportReport";
 import type { ImportReq } from "./ImportReq";
+import type { IndexMigrateReport } from "./IndexMigrateReport";
+import type { IndexMigrateReq } from "./IndexMigrateReq";
 import type { IndexReport } from "./IndexReport";
 import type { InjectionEntry } from "./InjectionEntry";
 import type { InjectionList } from "./InjectionList";
@@ -105,6 +107,8 @@ export type Methods = {
   conversation: { req: ConversationReq; res: Conversation };
   /** Rebuild the search indexes from the logs alone (no model call). */
   index_rebuild: { req: Empty; res: IndexReport };
+  /** Copy the vector index to a remote Qdrant server or cluster from the store's vectors (no model call), check it, and name it in the config file: in use from the next start. */
+  index_migrate: { req: IndexMigrateReq; res: IndexMigrateReport };
   /** One record or note whole, by its id. */
   open: { req: OpenReq; res: OpenRes };
   /** From an id or a concept to related records, notes and concepts, depth-limited. */
@@ -180,4 +184,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
