@@ -112,14 +112,15 @@ describe("Pause memory in the browser against cairn daemon", { timeout: 120_000 
   });
 
   it("a pause ends by itself: the window goes back to memory on", async () => {
-    const end = new Date(Date.now() + 2000).toISOString();
+    // Longer than two status polls (every 3 s), so the window sees the pause before it ends.
+    const end = new Date(Date.now() + 7000).toISOString();
     const m = await rpcOk(daemon.base, "memory_pause", { until: end }, daemon.token);
     assert.equal(m.paused, true);
     assert.equal(Date.parse(m.paused_until), Math.floor(Date.parse(end) / 1000) * 1000);
     await waitForState("paused");
     await byTestId("paused-banner").waitFor({ state: "visible" });
     // No page action: the service ends the pause and the status poll shows it.
-    await page.waitForSelector('[data-testid="status-indicator"][data-state="on"]', { timeout: 12_000 });
+    await page.waitForSelector('[data-testid="status-indicator"][data-state="on"]', { timeout: 20_000 });
     await byTestId("paused-banner").waitFor({ state: "detached" });
     const after = await memory();
     assert.deepEqual([after.enabled, after.paused], [true, false]);

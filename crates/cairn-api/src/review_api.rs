@@ -1220,6 +1220,19 @@ impl Service {
                 gone.push(self.active_item(o).await?);
             }
             let mut events: Vec<NewItemEvent> = Vec::new();
+            // Each of `gone` marked replaced by `by`.
+            let superseded = |gone: &[Item], by: &Item, why: &str| -> Vec<NewItemEvent> {
+                gone.iter()
+                    .map(|o| NewItemEvent {
+                        kind: ItemEventKind::Superseded,
+                        item: Item {
+                            superseded_by: Some(by.id.clone()),
+                            ..o.clone()
+                        },
+                        reason: Some(reason(&format!("{why} {}", by.id.as_str()))),
+                    })
+                    .collect()
+            };
             match (action, &keep) {
                 ("merge", Some(k)) => {
                     let mut merged = k.clone();
@@ -1255,15 +1268,7 @@ impl Service {
                         item: merged,
                         reason: Some(reason(&format!("merged {}", others.join(", ")))),
                     });
-                    for o in &gone {
-                        let mut s = o.clone();
-                        s.superseded_by = Some(k.id.clone());
-                        events.push(NewItemEvent {
-                            kind: ItemEventKind::Superseded,
-                            item: s,
-                            reason: Some(reason(&format!("merged into {}", k.id.as_str()))),
-                        });
-                    }
+                    events.extend(superseded(&gone, k, "merged into"));
                     summary = format!(
                         "Merged {} into {}.",
                         named(&gone),
@@ -1271,15 +1276,7 @@ impl Service {
                     );
                 }
                 ("supersede", Some(k)) => {
-                    for o in &gone {
-                        let mut s = o.clone();
-                        s.superseded_by = Some(k.id.clone());
-                        events.push(NewItemEvent {
-                            kind: ItemEventKind::Superseded,
-                            item: s,
-                            reason: Some(reason(&format!("replaced by {}", k.id.as_str()))),
-                        });
-                    }
+                    events.extend(superseded(&gone, k, "replaced by"));
                     summary = format!(
                         "{} replaced by {}.",
                         named(&gone),

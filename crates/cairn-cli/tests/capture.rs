@@ -972,6 +972,16 @@ fn eval_distill_reports_the_evidence_the_items_cover_and_the_calls_per_request()
     assert_eq!(recorded, 1);
 }
 
+/// Runs `cairn` with the embedding model folder `model` and no downloads.
+fn with_model(home: &Path, ch: &Path, model: &Path, args: &[&str]) -> std::process::Output {
+    cairn(home, ch)
+        .env("CAIRN__MODELS__EMBEDDER", model)
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// `cairn index migrate --to remote`: a server that cannot be reached, or a URL that is not
 /// one, is refused with a message that says so, and nothing changes — the config file keeps
 /// its bytes and search still answers from the local index.
@@ -988,14 +998,7 @@ fn index_migrate_refuses_what_it_cannot_reach_and_changes_nothing() {
             "Another transaction holds the lock; set lock_timeout and retry.",
         )],
     );
-    let run = |args: &[&str]| {
-        cairn(home.path(), ch.path())
-            .env("CAIRN__MODELS__EMBEDDER", &model)
-            .env("CAIRN__MODELS__DOWNLOAD", "false")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| with_model(home.path(), ch.path(), &model, args);
     assert!(run(&["capture", "--once", "--json"]).status.success());
     let config = String::from_utf8(run(&["config", "path"]).stdout).unwrap();
     let config = PathBuf::from(config.trim());
@@ -1075,12 +1078,7 @@ fn index_migrate_copies_every_vector_to_a_real_server_and_search_uses_it_after_a
         ],
     );
     let run = |args: &[&str]| {
-        let out = cairn(home.path(), ch.path())
-            .env("CAIRN__MODELS__EMBEDDER", &model)
-            .env("CAIRN__MODELS__DOWNLOAD", "false")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = with_model(home.path(), ch.path(), &model, args);
         assert!(
             out.status.success(),
             "{args:?}: {}",

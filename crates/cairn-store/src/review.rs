@@ -208,16 +208,14 @@ impl Store {
     pub async fn duplicate_records(&self, min_chars: u32) -> Result<Vec<Vec<RecordCopy>>> {
         let db = self.conn();
         let rows = db
-            .query_all(Statement::from_sql_and_values(
+            // Requests first (short): only the turns whose request repeats are read whole.
+            .query_all(Statement::from_string(
                 db.get_database_backend(),
-                "WITH cur AS (SELECT * FROM records_current), \
-                 dup AS (SELECT project, request, length(text) AS n FROM cur \
-                         WHERE length(text) >= ? GROUP BY project, request, length(text) \
-                         HAVING COUNT(*) > 1) \
+                "WITH dup AS (SELECT project, request FROM records_current \
+                              GROUP BY project, request HAVING COUNT(*) > 1) \
                  SELECT c.id, c.framework, c.session_id, c.project, c.started_at, c.request, c.text \
-                 FROM cur c JOIN dup d ON c.request = d.request AND length(c.text) = d.n \
+                 FROM records_current c JOIN dup d ON c.request = d.request \
                  AND c.project IS d.project ORDER BY c.started_at, c.id",
-                [i64::from(min_chars).into()],
             ))
             .await?;
         let mut groups: std::collections::HashMap<
@@ -227,6 +225,9 @@ impl Store {
         for r in rows {
             let at: String = r.try_get("", "started_at")?;
             let text: String = r.try_get("", "text")?;
+            if text.chars().count() < min_chars as usize {
+                continue;
+            }
             let copy = RecordCopy {
                 id: r.try_get("", "id")?,
                 framework: r.try_get("", "framework")?,

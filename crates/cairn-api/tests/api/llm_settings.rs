@@ -2,29 +2,12 @@
 //! in effect at once; an invalid choice writes nothing and names the key and the file.
 use std::path::Path;
 
-use cairn_api::{Host, ServiceHandle, ServiceOptions};
+use cairn_api::ServiceHandle;
 use cairn_config::{Paths, Settings};
 use serde_json::json;
 
 async fn start(home: &Path) -> ServiceHandle {
-    let paths = Paths::under(home);
-    let env = [
-        ("CAIRN__MODELS__DOWNLOAD", "false"),
-        ("CAIRN__CAPTURE__ENABLED", "false"),
-        ("CAIRN__SERVICE__PORT", "0"),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    let loaded = Settings::load(&paths, &Default::default(), env.into_iter()).unwrap();
-    ServiceHandle::start(ServiceOptions {
-        paths,
-        settings: loaded.settings,
-        config_file: loaded.file,
-        host: Host::Daemon,
-        serve_http: false,
-        ui_dir: None,
-    })
-    .await
-    .unwrap()
+    super::start_service(home, false, None).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,8 +3,7 @@
 //! holds, each action changes the item log as it says, and undo puts everything back.
 use std::path::Path;
 
-use cairn_api::{Host, ServiceHandle, ServiceOptions};
-use cairn_config::{Paths, Settings};
+use cairn_api::ServiceHandle;
 use cairn_core::{
     Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, NewRecord, Outcome, RecordId,
 };
@@ -14,24 +13,7 @@ use serde_json::{Value, json};
 const PROJECT: &str = "github.com/acme/heron";
 
 async fn start(home: &Path) -> ServiceHandle {
-    let paths = Paths::under(home);
-    let env = [
-        ("CAIRN__MODELS__DOWNLOAD", "false"),
-        ("CAIRN__CAPTURE__ENABLED", "false"),
-        ("CAIRN__SERVICE__PORT", "0"),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    let loaded = Settings::load(&paths, &Default::default(), env.into_iter()).unwrap();
-    ServiceHandle::start(ServiceOptions {
-        paths,
-        settings: loaded.settings,
-        config_file: loaded.file,
-        host: Host::Daemon,
-        serve_http: false,
-        ui_dir: None,
-    })
-    .await
-    .unwrap()
+    super::start_service(home, false, None).await
 }
 
 fn item(id: &str, kind: ItemKind, title: &str, summary: &str, body: &str, day: u32) -> Item {

@@ -7,29 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cairn_api::{Client, Host, ServiceFile, ServiceHandle, ServiceOptions};
-use cairn_config::{Paths, Settings};
+use cairn_api::{Client, ServiceFile, ServiceHandle};
+use cairn_config::Paths;
 use cairn_core::api::ServiceHost;
 
 async fn start(home: &Path, ui_dir: Option<PathBuf>) -> ServiceHandle {
-    let paths = Paths::under(home);
-    let env = [
-        ("CAIRN__MODELS__DOWNLOAD", "false"),
-        ("CAIRN__CAPTURE__ENABLED", "false"),
-        ("CAIRN__SERVICE__PORT", "0"),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    let loaded = Settings::load(&paths, &Default::default(), env.into_iter()).unwrap();
-    ServiceHandle::start(ServiceOptions {
-        paths,
-        settings: loaded.settings,
-        config_file: loaded.file,
-        host: Host::Daemon,
-        serve_http: true,
-        ui_dir,
-    })
-    .await
-    .unwrap()
+    super::start_service(home, true, ui_dir).await
 }
 
 /// Sends `request` as it is and returns the status and the body.
