@@ -42,8 +42,10 @@ pub const DUPLICATE_WORDS: f32 = 0.75;
 pub const CONFLICT_COSINE: f32 = 0.80;
 /// Or this much word overlap.
 pub const CONFLICT_WORDS: f32 = 0.45;
-/// The most active items compared pairwise (the newest).
-const MAX_PAIRWISE: usize = 3_000;
+/// The most active items compared for duplicates and contradictions (the newest).
+const MAX_PAIRWISE: usize = 20_000;
+/// A word in more items than this does not make two items candidates (it is everywhere).
+const MAX_POSTING: usize = 400;
 /// Stored turns shorter than this (request and replies) are not offered as duplicates.
 const MIN_RECORD_CHARS: u32 = 200;
 /// An item or note with fewer content words than this is junk.
@@ -322,68 +324,100 @@ fn pair_findings(
         })
         .collect();
     let nums: Vec<BTreeSet<String>> = items.iter().map(|i| numbers(&item_text(i))).collect();
-    let mut by_project: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-    for (n, i) in items.iter().enumerate() {
-        by_project.entry(i.project.as_deref()).or_default().push(n);
+    // Candidate pairs, not every pair: one project, at least two title or summary words in
+    // common that are not everywhere (one, for very short keys); and every pair distillation
+    // marked contradicting.
+    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (n, k) in keys.iter().enumerate() {
+        for w in k {
+            postings.entry(*w).or_default().push(n);
+        }
     }
-    let mut out = Vec::new();
-    for group in by_project.values() {
-        for (gx, &x) in group.iter().enumerate() {
-            for &y in &group[gx + 1..] {
-                let (a, b) = (&items[x], &items[y]);
-                let cos = match (vectors.get(a.id.as_str()), vectors.get(b.id.as_str())) {
-                    (Some(va), Some(vb)) => cosine(va, vb),
-                    _ => 0.0,
-                };
-                let jac = overlap(&keys[x], &keys[y]);
-                let sim = cos.max(jac);
-                let differ = !nums[x].is_empty() && !nums[y].is_empty() && nums[x] != nums[y];
-                if marked.contains(&ordered(a.id.as_str(), b.id.as_str())) {
-                    let (keep, other) = newer(a, b);
-                    out.push(Finding {
-                        category: "contradiction",
-                        reason: format!(
-                            "Distillation found these two disagree; the newer ({}) is suggested to stay.",
-                            day(keep)
-                        ),
-                        score: sim.max(0.5),
-                        subjects: vec![item_subject(keep), item_subject(other)],
-                    });
-                } else if differ && (cos >= CONFLICT_COSINE || jac >= CONFLICT_WORDS) {
-                    let (keep, other) = newer(a, b);
-                    let (nk, no) = if std::ptr::eq(keep, a) {
-                        (x, y)
-                    } else {
-                        (y, x)
-                    };
-                    let only_keep: Vec<String> = nums[nk].difference(&nums[no]).cloned().collect();
-                    let only_other: Vec<String> = nums[no].difference(&nums[nk]).cloned().collect();
-                    out.push(Finding {
-                        category: "contradiction",
-                        reason: format!(
-                            "About the same thing with different numbers or dates: {} ({}) against {} ({}).",
-                            short_list(&only_keep),
-                            day(keep),
-                            short_list(&only_other),
-                            day(other)
-                        ),
-                        score: sim,
-                        subjects: vec![item_subject(keep), item_subject(other)],
-                    });
-                } else if cos >= DUPLICATE_COSINE || jac >= DUPLICATE_WORDS {
-                    let (keep, other) = better(a, b);
-                    out.push(Finding {
-                        category: "duplicate",
-                        reason: format!(
-                            "Near-identical {}s ({:.0}% alike); merging keeps every source and fact of both.",
-                            name_of(&a.kind),
-                            sim * 100.0
-                        ),
-                        score: sim,
-                        subjects: vec![item_subject(keep), item_subject(other)],
-                    });
+    let mut pairs: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for (x, k) in keys.iter().enumerate() {
+        let mut shared: HashMap<usize, u32> = HashMap::new();
+        for w in k {
+            let Some(list) = postings.get(w).filter(|l| l.len() <= MAX_POSTING) else {
+                continue;
+            };
+            for &y in list {
+                if y > x && items[y].project == items[x].project {
+                    *shared.entry(y).or_default() += 1;
                 }
             }
+        }
+        for (y, n) in shared {
+            if n >= 2 || k.len().min(keys[y].len()) <= 2 {
+                pairs.insert((x, y));
+            }
+        }
+    }
+    let position: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(n, i)| (i.id.as_str(), n))
+        .collect();
+    for (a, b) in marked {
+        if let (Some(&x), Some(&y)) = (position.get(a.as_str()), position.get(b.as_str()))
+            && items[x].project == items[y].project
+        {
+            pairs.insert((x.min(y), x.max(y)));
+        }
+    }
+    let mut out = Vec::new();
+    for (x, y) in pairs {
+        let (a, b) = (&items[x], &items[y]);
+        let cos = match (vectors.get(a.id.as_str()), vectors.get(b.id.as_str())) {
+            (Some(va), Some(vb)) => cosine(va, vb),
+            _ => 0.0,
+        };
+        let jac = overlap(&keys[x], &keys[y]);
+        let sim = cos.max(jac);
+        let differ = !nums[x].is_empty() && !nums[y].is_empty() && nums[x] != nums[y];
+        if marked.contains(&ordered(a.id.as_str(), b.id.as_str())) {
+            let (keep, other) = newer(a, b);
+            out.push(Finding {
+                category: "contradiction",
+                reason: format!(
+                    "Distillation found these two disagree; the newer ({}) is suggested to stay.",
+                    day(keep)
+                ),
+                score: sim.max(0.5),
+                subjects: vec![item_subject(keep), item_subject(other)],
+            });
+        } else if differ && (cos >= CONFLICT_COSINE || jac >= CONFLICT_WORDS) {
+            let (keep, other) = newer(a, b);
+            let (nk, no) = if std::ptr::eq(keep, a) {
+                (x, y)
+            } else {
+                (y, x)
+            };
+            let only_keep: Vec<String> = nums[nk].difference(&nums[no]).cloned().collect();
+            let only_other: Vec<String> = nums[no].difference(&nums[nk]).cloned().collect();
+            out.push(Finding {
+                category: "contradiction",
+                reason: format!(
+                    "About the same thing with different numbers or dates: {} ({}) against {} ({}).",
+                    short_list(&only_keep),
+                    day(keep),
+                    short_list(&only_other),
+                    day(other)
+                ),
+                score: sim,
+                subjects: vec![item_subject(keep), item_subject(other)],
+            });
+        } else if cos >= DUPLICATE_COSINE || jac >= DUPLICATE_WORDS {
+            let (keep, other) = better(a, b);
+            out.push(Finding {
+                category: "duplicate",
+                reason: format!(
+                    "Near-identical {}s ({:.0}% alike); merging keeps every source and fact of both.",
+                    name_of(&a.kind),
+                    sim * 100.0
+                ),
+                score: sim,
+                subjects: vec![item_subject(keep), item_subject(other)],
+            });
         }
     }
     out
@@ -1515,6 +1549,77 @@ mod tests {
         let wb = words("staging postgres listens on port 5432");
         assert!(jaccard(&wa, &wb) > CONFLICT_WORDS);
         assert!(jaccard(&wa, &wa) >= DUPLICATE_WORDS);
+    }
+
+    fn fact(id: &str, title: &str, summary: &str) -> Item {
+        Item {
+            id: ItemId::new(id),
+            kind: cairn_core::ItemKind::Fact,
+            title: title.into(),
+            summary: summary.into(),
+            body: String::new(),
+            cues: vec![],
+            concepts: vec![],
+            importance: 3,
+            certainty: cairn_core::Certainty::Stated,
+            project: Some("p".into()),
+            sources: vec![],
+            happened_at: None,
+            said_at: None,
+            ended_at: None,
+            superseded_by: None,
+            archived: false,
+        }
+    }
+
+    #[test]
+    fn pairs_are_weighed_among_items_that_share_words_and_marked_ones() {
+        let items = vec![
+            fact(
+                "i_a",
+                "Release builds need the locked flag",
+                "cargo build --locked in CI",
+            ),
+            fact(
+                "i_b",
+                "Release builds need the locked flag",
+                "cargo build --locked in CI",
+            ),
+            fact(
+                "i_c",
+                "Deploys go out on Tuesdays",
+                "after the staging soak passes",
+            ),
+            fact("i_d", "Lunch order", "pizza from the corner shop"),
+        ];
+        // i_c's vector equals i_a's, but they share no word: never weighed.
+        let v = vec![1.0f32, 0.0, 0.0];
+        let vectors: HashMap<String, Vec<f32>> = ["i_a", "i_b", "i_c"]
+            .iter()
+            .map(|i| ((*i).to_owned(), v.clone()))
+            .collect();
+        let marked = HashSet::from([ordered("i_d", "i_c")]);
+        let found: Vec<(String, Vec<String>)> = pair_findings(&items, &vectors, &marked)
+            .into_iter()
+            .map(|f| {
+                let mut ids: Vec<String> = f.subjects.iter().map(|s| s.id.clone()).collect();
+                ids.sort();
+                (f.category.to_owned(), ids)
+            })
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "duplicate".to_owned(),
+                    vec!["i_a".to_owned(), "i_b".to_owned()]
+                ),
+                (
+                    "contradiction".to_owned(),
+                    vec!["i_c".to_owned(), "i_d".to_owned()]
+                ),
+            ]
+        );
     }
 
     #[test]
