@@ -184,24 +184,7 @@ impl Store {
                 [item.as_str().into(), item.as_str().into()],
             ))
             .await?;
-        rows.iter()
-            .map(|r| {
-                let kind: String = r.try_get("", "kind")?;
-                Ok(Relation {
-                    from: ItemId::new(r.try_get::<String>("", "from_id")?),
-                    to: ItemId::new(r.try_get::<String>("", "to_id")?),
-                    kind: match kind.as_str() {
-                        "related" => RelationKind::Related,
-                        "supersedes" => RelationKind::Supersedes,
-                        "contradicts" => RelationKind::Contradicts,
-                        other => {
-                            return Err(corrupt("relations", "kind", format!("unknown {other:?}")));
-                        }
-                    },
-                    weight: r.try_get::<f64>("", "weight")? as f32,
-                })
-            })
-            .collect()
+        rows.iter().map(relation_row).collect()
     }
 
     /// The item log's newest event and its number of events: any change to items (a new
@@ -236,10 +219,27 @@ impl Store {
     }
 }
 
-fn relation_name(k: RelationKind) -> &'static str {
+/// The stored name of a relation kind.
+pub(crate) fn relation_name(k: RelationKind) -> &'static str {
     match k {
         RelationKind::Related => "related",
         RelationKind::Supersedes => "supersedes",
         RelationKind::Contradicts => "contradicts",
     }
+}
+
+/// A row of `relations` (`from_id`, `to_id`, `kind`, `weight`).
+pub(crate) fn relation_row(r: &sea_orm::QueryResult) -> Result<Relation> {
+    let kind: String = r.try_get("", "kind")?;
+    Ok(Relation {
+        from: ItemId::new(r.try_get::<String>("", "from_id")?),
+        to: ItemId::new(r.try_get::<String>("", "to_id")?),
+        kind: match kind.as_str() {
+            "related" => RelationKind::Related,
+            "supersedes" => RelationKind::Supersedes,
+            "contradicts" => RelationKind::Contradicts,
+            other => return Err(corrupt("relations", "kind", format!("unknown {other:?}"))),
+        },
+        weight: r.try_get::<f64>("", "weight")? as f32,
+    })
 }

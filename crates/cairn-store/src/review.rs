@@ -72,23 +72,6 @@ fn action_of(r: &sea_orm::QueryResult) -> Result<ReviewAction> {
     })
 }
 
-fn relation_kind(s: &str) -> Result<RelationKind> {
-    Ok(match s {
-        "related" => RelationKind::Related,
-        "supersedes" => RelationKind::Supersedes,
-        "contradicts" => RelationKind::Contradicts,
-        other => return Err(corrupt("relations", "kind", format!("unknown {other:?}"))),
-    })
-}
-
-fn kind_name(k: RelationKind) -> &'static str {
-    match k {
-        RelationKind::Related => "related",
-        RelationKind::Supersedes => "supersedes",
-        RelationKind::Contradicts => "contradicts",
-    }
-}
-
 impl Store {
     /// Logs an action of the review inbox.
     pub async fn append_review_action(&self, a: &ReviewAction) -> Result<()> {
@@ -307,20 +290,10 @@ impl Store {
                 db.get_database_backend(),
                 "SELECT from_id, to_id, kind, weight FROM relations WHERE kind = ? \
                  ORDER BY weight DESC",
-                [kind_name(kind).into()],
+                [crate::distill::relation_name(kind).into()],
             ))
             .await?;
-        rows.iter()
-            .map(|r| {
-                let kind: String = r.try_get("", "kind")?;
-                Ok(Relation {
-                    from: ItemId::new(r.try_get::<String>("", "from_id")?),
-                    to: ItemId::new(r.try_get::<String>("", "to_id")?),
-                    kind: relation_kind(&kind)?,
-                    weight: r.try_get::<f64>("", "weight")? as f32,
-                })
-            })
-            .collect()
+        rows.iter().map(crate::distill::relation_row).collect()
     }
 
     /// Removes one edge (an undone supersede's); false when there was none.
@@ -339,7 +312,7 @@ impl Store {
                 [
                     from.as_str().into(),
                     to.as_str().into(),
-                    kind_name(kind).into(),
+                    crate::distill::relation_name(kind).into(),
                 ],
             ))
             .await?;

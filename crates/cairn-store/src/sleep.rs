@@ -178,7 +178,7 @@ impl Store {
                 [
                     r.from.as_str().into(),
                     r.to.as_str().into(),
-                    relation_name(r.kind).into(),
+                    crate::distill::relation_name(r.kind).into(),
                     f64::from(r.weight).into(),
                     at.clone().into(),
                 ],
@@ -329,14 +329,6 @@ impl Store {
     /// Records that a sleep ran, with its counts (never content).
     pub async fn journal_sleep(&self, detail: &serde_json::Value) -> Result<()> {
         self.journal(SLEEP_JOURNAL, detail).await
-    }
-}
-
-fn relation_name(k: cairn_core::RelationKind) -> &'static str {
-    match k {
-        cairn_core::RelationKind::Related => "related",
-        cairn_core::RelationKind::Supersedes => "supersedes",
-        cairn_core::RelationKind::Contradicts => "contradicts",
     }
 }
 
