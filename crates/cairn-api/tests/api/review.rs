@@ -3,7 +3,7 @@
 //! holds, each action changes the item log as it says, and undo puts everything back.
 use std::path::Path;
 
-use cairn_api::ServiceHandle;
+use cairn_api::{ApiError, Service, ServiceHandle};
 use cairn_core::{
     Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, NewRecord, Outcome, RecordId,
 };
@@ -58,6 +58,21 @@ fn record(id: &str, cwd: &Path) -> NewRecord {
         content: json!({}),
         source: None,
     }
+}
+
+/// Acts on an inbox entry.
+async fn act(service: &Service, params: Value) -> Result<Value, ApiError> {
+    service.dispatch("review_act", params).await
+}
+
+/// An item as it is now.
+async fn now(service: &Service, id: &str) -> Item {
+    service
+        .store()
+        .item(&ItemId::new(id))
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 fn entry<'a>(inbox: &'a Value, category: &str, id: &str) -> Option<&'a Value> {
@@ -224,16 +239,15 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
     assert_eq!(inbox["entries"][0]["category"], "contradiction");
 
     // Merge keeps every source and cue of both; the other is superseded by it.
-    let merged = service
-        .dispatch(
-            "review_act",
-            json!({"entry": "duplicate:i_dup1+i_dup2", "action": "merge", "keep": "i_dup1"}),
-        )
-        .await
-        .unwrap();
+    let merged = act(
+        &service,
+        json!({"entry": "duplicate:i_dup1+i_dup2", "action": "merge", "keep": "i_dup1"}),
+    )
+    .await
+    .unwrap();
     let merge_id = merged["id"].as_str().unwrap().to_owned();
     assert!(merge_id.starts_with("rv_"));
-    let kept = store.item(&ItemId::new("i_dup1")).await.unwrap().unwrap();
+    let kept = now(&service, "i_dup1").await;
     assert_eq!(kept.sources.len(), 2);
     assert!(
         kept.body.contains("CI failed without --locked"),
@@ -241,47 +255,29 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
         kept.body
     );
     assert!(kept.cues.contains(&"cue of i_dup2".to_owned()));
-    let gone = store.item(&ItemId::new("i_dup2")).await.unwrap().unwrap();
+    let gone = now(&service, "i_dup2").await;
     assert_eq!(gone.superseded_by, Some(ItemId::new("i_dup1")));
     // Supersede: the older port is replaced by the newer.
-    let sup = service
-        .dispatch(
-            "review_act",
-            json!({"entry": "contradiction:i_port1+i_port2", "action": "supersede"}),
-        )
-        .await
-        .unwrap();
+    let sup = act(
+        &service,
+        json!({"entry": "contradiction:i_port1+i_port2", "action": "supersede"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(
-        store
-            .item(&ItemId::new("i_port1"))
-            .await
-            .unwrap()
-            .unwrap()
-            .superseded_by,
+        now(&service, "i_port1").await.superseded_by,
         Some(ItemId::new("i_port2")),
         "{sup}"
     );
     // Archive the stale item; keep the restated rule.
-    service
-        .dispatch(
-            "review_act",
-            json!({"entry": "stale:i_stale", "action": "archive"}),
-        )
-        .await
-        .unwrap();
-    assert!(
-        store
-            .item(&ItemId::new("i_stale"))
-            .await
-            .unwrap()
-            .unwrap()
-            .archived
-    );
-    let keep = service
-        .dispatch(
-            "review_act",
-            json!({"entry": "junk:i_rule", "action": "keep"}),
-        )
+    act(
+        &service,
+        json!({"entry": "stale:i_stale", "action": "archive"}),
+    )
+    .await
+    .unwrap();
+    assert!(now(&service, "i_stale").await.archived);
+    let keep = act(&service, json!({"entry": "junk:i_rule", "action": "keep"}))
         .await
         .unwrap();
 
@@ -307,12 +303,9 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
         again["entries"], inbox["entries"],
         "undo gives the inbox back"
     );
-    let restored = store.item(&ItemId::new("i_dup1")).await.unwrap().unwrap();
+    let restored = now(&service, "i_dup1").await;
     assert_eq!(restored, items[0], "the merged item is back as it was");
-    assert_eq!(
-        store.item(&ItemId::new("i_dup2")).await.unwrap().unwrap(),
-        items[1]
-    );
+    assert_eq!(now(&service, "i_dup2").await, items[1]);
     let history = store.item_history(&ItemId::new("i_dup2")).await.unwrap();
     let kinds: Vec<_> = history.iter().map(|e| e.event.kind).collect();
     assert_eq!(
@@ -331,14 +324,13 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
     assert!(twice.to_string().contains("already undone"), "{twice}");
 
     // An undo that would lose a later change is refused, and changes nothing.
-    let arch = service
-        .dispatch(
-            "review_act",
-            json!({"entry": "junk:i_empty", "action": "archive"}),
-        )
-        .await
-        .unwrap();
-    let mut later = store.item(&ItemId::new("i_empty")).await.unwrap().unwrap();
+    let arch = act(
+        &service,
+        json!({"entry": "junk:i_empty", "action": "archive"}),
+    )
+    .await
+    .unwrap();
+    let mut later = now(&service, "i_empty").await;
     later.archived = false;
     later.body = "restored by hand with more in it".into();
     store
@@ -354,10 +346,7 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("changed after"), "{refused}");
-    assert_eq!(
-        store.item(&ItemId::new("i_empty")).await.unwrap().unwrap(),
-        later
-    );
+    assert_eq!(now(&service, "i_empty").await, later);
 
     // Bad requests name the problem and change nothing.
     for (params, says) in [
@@ -382,10 +371,7 @@ async fn the_inbox_finds_each_category_and_every_action_is_logged_and_undone() {
             "no item i_nothere",
         ),
     ] {
-        let e = service
-            .dispatch("review_act", params.clone())
-            .await
-            .unwrap_err();
+        let e = act(&service, params.clone()).await.unwrap_err();
         assert!(e.to_string().contains(says), "{params}: {e}");
     }
     let e = service
@@ -448,11 +434,7 @@ async fn duplicate_and_empty_notes_are_archived_and_come_back_on_undo() {
     assert_eq!(junk["subjects"][0]["title"], "scratch.md");
 
     let copy = dup["subjects"][1]["title"].as_str().unwrap().to_owned();
-    let act = service
-        .dispatch(
-            "review_act",
-            json!({"entry": dup["key"], "action": "archive"}),
-        )
+    let act = act(&service, json!({"entry": dup["key"], "action": "archive"}))
         .await
         .unwrap();
     let gone = service
@@ -527,20 +509,12 @@ async fn a_turn_stored_twice_is_archived_out_of_search_and_back_on_undo() {
     assert_eq!(dup["subjects"][0]["id"], "r_i_turn0", "the oldest stays");
     assert_eq!(dup["subjects"][0]["kind"], "record");
     assert_eq!(dup["actions"], json!(["archive", "keep"]));
-    let merge = service
-        .dispatch(
-            "review_act",
-            json!({"entry": dup["key"], "action": "merge"}),
-        )
+    let merge = act(&service, json!({"entry": dup["key"], "action": "merge"}))
         .await
         .unwrap_err();
     assert!(merge.to_string().contains("records"), "{merge}");
 
-    let act = service
-        .dispatch(
-            "review_act",
-            json!({"entry": dup["key"], "action": "archive"}),
-        )
+    let act = act(&service, json!({"entry": dup["key"], "action": "archive"}))
         .await
         .unwrap();
     let after = found(&service.dispatch("search", search.clone()).await.unwrap());
