@@ -8,6 +8,9 @@ use std::hash::Hash;
 pub enum Fusion {
     /// `w·dense + (1−w)·keyword` over scores min-max normalised within each list.
     Weighted,
+    /// `w·dense + (1−w)·keyword` over scores divided by each list's best (a weak list stays
+    /// weak instead of being stretched to 0..=1).
+    WeightedMax,
     /// Reciprocal-rank fusion: `w/(k+rank_dense) + (1−w)/(k+rank_keyword)`, rescaled to 0..=1.
     Rrf,
 }
@@ -20,6 +23,15 @@ pub fn normalise<K: Clone + Eq + Hash>(scores: &HashMap<K, f32>) -> HashMap<K, f
     scores
         .iter()
         .map(|(k, &s)| (k.clone(), if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }))
+        .collect()
+}
+
+/// Each score divided by the list's best (non-positive scores count 0).
+pub fn normalise_max<K: Clone + Eq + Hash>(scores: &HashMap<K, f32>) -> HashMap<K, f32> {
+    let hi = scores.values().copied().fold(0.0f32, f32::max);
+    scores
+        .iter()
+        .map(|(k, &s)| (k.clone(), if hi > 0.0 { (s / hi).max(0.0) } else { 1.0 }))
         .collect()
 }
 
@@ -47,9 +59,14 @@ pub fn fuse<K: Clone + Eq + Ord + Hash>(
     keys.sort();
     keys.dedup();
     let mut out: Vec<(K, f32)> = match how {
-        Fusion::Weighted => {
-            let d = normalise(dense);
-            let k = normalise(keyword);
+        Fusion::Weighted | Fusion::WeightedMax => {
+            let norm = if how == Fusion::Weighted {
+                normalise
+            } else {
+                normalise_max
+            };
+            let d = norm(dense);
+            let k = norm(keyword);
             keys.into_iter()
                 .map(|id| {
                     let s = w_dense * d.get(id).copied().unwrap_or(0.0)
@@ -94,6 +111,19 @@ mod tests {
         assert_eq!(score("c"), Some(0.3));
         assert_eq!(score("d"), Some(0.0));
         assert_eq!(out[0].0, "a");
+    }
+
+    #[test]
+    fn max_fusion_keeps_a_weak_list_weak() {
+        let dense = map(&[("a", 0.8), ("b", 0.4)]);
+        let keyword = map(&[("b", 10.0), ("c", 9.0)]);
+        let out = fuse(&dense, &keyword, 0.5, Fusion::WeightedMax, 60.0);
+        let score = |id: &str| out.iter().find(|(k, _)| k == id).map_or(0.0, |(_, s)| *s);
+        assert!((score("a") - 0.5).abs() < 1e-6);
+        assert!((score("b") - 0.75).abs() < 1e-6);
+        // Min-max would have given `c` nothing; divided by the best it keeps 0.45.
+        assert!((score("c") - 0.45).abs() < 1e-6);
+        assert_eq!(out[0].0, "b");
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod fuse;
 pub mod note;
 pub mod ranker;
 mod retriever;
+pub mod stop;
 mod tuning;
 pub mod when;
 

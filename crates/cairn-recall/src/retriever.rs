@@ -330,6 +330,20 @@ impl Retriever {
         }
         let mut keys: HashSet<&Key> = base.keys().collect();
         keys.extend(places.keys());
+        // The query's words, for a speaker it names.
+        let query_words: HashSet<String> = q
+            .text
+            .text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let named = |author: &Option<String>| {
+            author
+                .as_deref()
+                .and_then(|a| a.split_whitespace().next())
+                .is_some_and(|first| query_words.contains(&first.to_lowercase()))
+        };
         let in_range = |ts: Timestamp| {
             q.text.since.is_none_or(|s| ts >= s) && q.text.until.is_none_or(|u| ts <= u)
         };
@@ -352,9 +366,15 @@ impl Retriever {
                         .iter()
                         .any(|(a, b)| p.started_at >= *a && p.started_at <= *b);
                     (
-                        own + t.neighbour_weight * (near(&p.prev) + near(&p.next))
+                        own + t.neighbour_before.unwrap_or(t.neighbour_weight) * near(&p.prev)
+                            + t.neighbour_after.unwrap_or(t.neighbour_weight) * near(&p.next)
                             + t.session_weight * session
-                            + if dated { t.date_weight } else { 0.0 },
+                            + if dated { t.date_weight } else { 0.0 }
+                            + if t.speaker_weight > 0.0 && named(&p.author) {
+                                t.speaker_weight
+                            } else {
+                                0.0
+                            },
                         in_range(p.started_at),
                     )
                 }
@@ -525,6 +545,14 @@ impl Retriever {
                     ..q.clone()
                 }
             };
+            let cq = if t.stopwords {
+                TextQuery {
+                    text: crate::stop::keyword_text(&cq.text),
+                    ..cq
+                }
+            } else {
+                cq
+            };
             let kept = |h: &TextHit| corpus.keep.as_ref().is_none_or(|k| k(h));
             if mode != SearchMode::Dense {
                 let mut raw: HashMap<Key, f32> = HashMap::new();
@@ -536,7 +564,13 @@ impl Retriever {
                     raw.insert(key.clone(), h.score);
                     found.meta.insert(key, h);
                 }
-                found.keyword.extend(crate::fuse::normalise(&raw));
+                found
+                    .keyword
+                    .extend(if t.fusion == crate::Fusion::WeightedMax {
+                        crate::fuse::normalise_max(&raw)
+                    } else {
+                        crate::fuse::normalise(&raw)
+                    });
             }
             let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
                 continue;

@@ -32,6 +32,16 @@ pub struct Tuning {
     pub session_top: usize,
     /// How much a record gains when the query's dates (a month, a year, a day) contain it.
     pub date_weight: f32,
+    /// The share of the record just before it, when it differs from the one after
+    /// (`None`: [`Tuning::neighbour_weight`]). An answer often follows the question that
+    /// names its subject.
+    pub neighbour_before: Option<f32>,
+    /// The share of the record just after it (`None`: [`Tuning::neighbour_weight`]).
+    pub neighbour_after: Option<f32>,
+    /// Leave function words ("what", "did", "the") out of the keyword query.
+    pub stopwords: bool,
+    /// How much a record gains when the query names its author (a speaker, a person).
+    pub speaker_weight: f32,
 }
 
 impl Default for Tuning {
@@ -48,6 +58,10 @@ impl Default for Tuning {
             context_boost: 1.0,
             session_top: 1,
             date_weight: 0.2,
+            neighbour_before: None,
+            neighbour_after: None,
+            stopwords: false,
+            speaker_weight: 0.0,
         }
     }
 }

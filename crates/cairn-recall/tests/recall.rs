@@ -479,6 +479,65 @@ async fn the_author_and_a_date_in_the_query_lift_the_right_turns() {
 }
 
 #[tokio::test]
+async fn the_speaker_a_query_names_and_its_content_words_can_be_weighted() {
+    let m = remember(&[
+        Turn {
+            author: Some("Caroline"),
+            ..turn("c1", "s1", 0, &["my sister loves the blue lake"])
+        },
+        Turn {
+            author: Some("Melanie"),
+            ..turn(
+                "m1",
+                "s2",
+                0,
+                &["what did you do at the lake, what did you do there"],
+            )
+        },
+    ])
+    .await;
+    let q = query(
+        "What did Caroline see at the lake?",
+        SearchMode::Bm25,
+        false,
+    );
+    // Function words favour the turn that repeats them.
+    let (hits, _) = Retriever {
+        tuning: Tuning {
+            context_boost: 0.0,
+            ..Tuning::plain()
+        },
+        ..retriever(vec![records(&m)], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    assert_eq!(hits[0].hit.record_id, "m1", "{:?}", ids(&hits));
+    // Without them, and with the named speaker lifted, Caroline's turn leads.
+    for tuning in [
+        Tuning {
+            context_boost: 0.0,
+            stopwords: true,
+            ..Tuning::plain()
+        },
+        Tuning {
+            context_boost: 0.0,
+            speaker_weight: 1.5,
+            ..Tuning::plain()
+        },
+    ] {
+        let (hits, _) = Retriever {
+            tuning: tuning.clone(),
+            ..retriever(vec![records(&m)], None)
+        }
+        .search(&q)
+        .await
+        .unwrap();
+        assert_eq!(hits[0].hit.record_id, "c1", "{tuning:?}: {:?}", ids(&hits));
+    }
+}
+
+#[tokio::test]
 async fn a_record_gone_from_the_store_is_never_a_hit() {
     let m = remember(&[
         turn("r_1", "s1", 0, &["pelican pelican"]),

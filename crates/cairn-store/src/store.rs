@@ -116,6 +116,8 @@ pub struct SessionPlace {
     pub prev: Option<String>,
     /// The record just after it.
     pub next: Option<String>,
+    /// Who made the request, when the source names them (a speaker, a person).
+    pub author: Option<String>,
 }
 
 /// An embedding kept with the logs, so the index is rebuilt with no model call.
@@ -1074,16 +1076,16 @@ impl Store {
             let sql = format!(
                 "WITH cand AS (SELECT DISTINCT framework, session_id FROM records WHERE id IN ({marks})),
                  cur AS (
-                   SELECT r.id, r.framework, r.session_id, r.started_at FROM records r
+                   SELECT r.id, r.framework, r.session_id, r.started_at, r.author FROM records r
                    JOIN cand c ON r.framework = c.framework AND r.session_id = c.session_id
                    WHERE r.rev = (SELECT MAX(r2.rev) FROM records r2 WHERE r2.id = r.id)
                  ),
                  placed AS (
-                   SELECT id, framework, session_id, started_at,
+                   SELECT id, framework, session_id, started_at, author,
                           LAG(id) OVER w AS prev, LEAD(id) OVER w AS next
                    FROM cur WINDOW w AS (PARTITION BY framework, session_id ORDER BY started_at, id)
                  )
-                 SELECT id, framework, session_id, started_at, prev, next FROM placed WHERE id IN ({marks})"
+                 SELECT id, framework, session_id, started_at, author, prev, next FROM placed WHERE id IN ({marks})"
             );
             let values: Vec<sea_orm::Value> = part
                 .iter()
@@ -1112,6 +1114,7 @@ impl Store {
                         )?,
                         prev: row.try_get("", "prev")?,
                         next: row.try_get("", "next")?,
+                        author: row.try_get("", "author")?,
                     },
                 );
             }

@@ -3,8 +3,13 @@
 //!
 //! ```text
 //! cargo run --release -p cairn-vectors --example embedded_bench -- [--points 150000]
-//!     [--dim 384] [--queries 500] [--dir PATH] [--no-optimize]
+//!     [--dim 384] [--queries 500] [--dir PATH] [--no-optimize] [--data lowrank]
+//!     [--sweep 200,400,800] [--reuse]
 //! ```
+//!
+//! `--sweep` measures recall@10 and latency once per number of candidates re-scored (the
+//! HNSW beam is as wide), side by side in one process. `--reuse` measures the index already
+//! in `--dir` without building it again.
 //!
 //! It builds the index in this process, then starts itself again (`--phase query`) to
 //! measure a cold open, RSS and queries in a fresh process. Without `--dir` it works in a
@@ -35,6 +40,10 @@ struct Args {
     /// uniformly random ones (the worst case for 1-bit codes and for HNSW).
     lowrank: bool,
     smaps: bool,
+    /// Numbers of re-scored candidates to compare (empty: the index's default only).
+    sweep: Vec<usize>,
+    /// Measure the index in `--dir` as it is.
+    reuse: bool,
 }
 
 fn args() -> Args {
@@ -47,6 +56,8 @@ fn args() -> Args {
         optimize: true,
         lowrank: false,
         smaps: false,
+        sweep: Vec::new(),
+        reuse: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -59,6 +70,15 @@ fn args() -> Args {
             "--no-optimize" => out.optimize = false,
             "--data" => out.lowrank = it.next().unwrap() == "lowrank",
             "--smaps" => out.smaps = true,
+            "--sweep" => {
+                out.sweep = it
+                    .next()
+                    .unwrap()
+                    .split(',')
+                    .map(|n| n.trim().parse().unwrap())
+                    .collect();
+            }
+            "--reuse" => out.reuse = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -253,8 +273,24 @@ fn query(args: &Args, dir: &Path) {
     let (p50, p95) = latencies(&index, args, &VectorFilter::default(), true, 50);
     println!("exact query (full vectors, no quantization): p50 {p50:.2} ms, p95 {p95:.2} ms");
 
+    if args.sweep.is_empty() {
+        let recall = recall_at_10(&index, args, 200);
+        println!("recall@10 quantized vs exact (200 queries): {recall:.3}");
+    }
+    for &candidates in &args.sweep {
+        index.set_min_candidates(candidates);
+        let (p50, p95) = latencies(&index, args, &VectorFilter::default(), false, args.queries);
+        let recall = recall_at_10(&index, args, 200);
+        println!(
+            "{candidates} candidates re-scored: recall@10 {recall:.3}, p50 {p50:.2} ms, p95 {p95:.2} ms"
+        );
+    }
+    show_rss("at the end");
+}
+
+/// Mean recall@10 of the quantized search against exact search over `n` queries.
+fn recall_at_10(index: &EmbeddedIndex, args: &Args, n: usize) -> f64 {
     let mut rng = gen_for(0xfeed, args);
-    let n = 200;
     let mut recall = 0.0;
     for q in 0..n {
         let query = rng.vector(args.dim);
@@ -272,11 +308,7 @@ fn query(args: &Args, dir: &Path) {
             .count() as f64
             / 10.0;
     }
-    println!(
-        "recall@10 quantized vs exact ({n} random queries): {:.3}",
-        recall / n as f64
-    );
-    show_rss("at the end");
+    recall / n as f64
 }
 
 fn main() {
@@ -290,7 +322,9 @@ fn main() {
         .dir
         .clone()
         .unwrap_or_else(|| temp.path().join("index"));
-    build(&args, &dir);
+    if !args.reuse {
+        build(&args, &dir);
+    }
     let status = Command::new(std::env::current_exe().unwrap())
         .args([
             "--phase",
@@ -302,6 +336,15 @@ fn main() {
         ])
         .args(["--data", if args.lowrank { "lowrank" } else { "random" }])
         .args(args.smaps.then_some("--smaps"))
+        .args(
+            (!args.sweep.is_empty())
+                .then(|| {
+                    let list: Vec<String> = args.sweep.iter().map(|n| n.to_string()).collect();
+                    ["--sweep".to_string(), list.join(",")]
+                })
+                .into_iter()
+                .flatten(),
+        )
         .arg("--dir")
         .arg(&dir)
         .status()
