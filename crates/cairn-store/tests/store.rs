@@ -556,9 +556,11 @@ fn racing_note_saves_capture_and_clear_lose_no_acknowledged_write() {
                 (acks, errors)
             }));
         }
-        {
-            let (store, epoch, stop) = (store.clone(), epoch.clone(), stop.clone());
-            tasks.push(tokio::spawn(async move {
+        // The clearer stops first, so the writers go on for a while after the last Clear.
+        let stop_clears = Arc::new(AtomicBool::new(false));
+        let clearer = {
+            let (store, epoch, stop) = (store.clone(), epoch.clone(), stop_clears.clone());
+            tokio::spawn(async move {
                 let mut errors = Vec::new();
                 while !stop.load(Ordering::SeqCst) {
                     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
@@ -569,13 +571,17 @@ fn racing_note_saves_capture_and_clear_lose_no_acknowledged_write() {
                         Err(e) => errors.push(e.to_string()),
                     }
                 }
-                (Vec::new(), errors)
-            }));
-        }
-        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
-        stop.store(true, Ordering::SeqCst);
+                errors
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_secs(28)).await;
+        stop_clears.store(true, Ordering::SeqCst);
+        let clear_errors = clearer.await.unwrap();
+        assert!(clear_errors.is_empty(), "clears failed: {clear_errors:?}");
         let final_epoch = epoch.load(Ordering::SeqCst);
         assert!(final_epoch >= 5, "only {final_epoch} clears ran");
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        stop.store(true, Ordering::SeqCst);
         let (mut checked, mut total) = (0, 0);
         for t in tasks {
             let (acks, errors) = t.await.unwrap();

@@ -239,11 +239,15 @@ fn build(args: &Args, dir: &Path) {
         );
     }
     drop(index);
-    let shard = dir.join("shard");
+    let shards = dir.join("shards");
+    let wal: u64 = ["summary", "chunk", "cue"]
+        .iter()
+        .map(|k| dir_size(&shards.join(k).join("wal")))
+        .sum();
     println!(
         "on disk: {:.0} MiB (of which WAL {:.0} MiB)",
         dir_size(dir) as f64 / 1048576.0,
-        dir_size(&shard.join("wal")) as f64 / 1048576.0
+        wal as f64 / 1048576.0
     );
 }
 

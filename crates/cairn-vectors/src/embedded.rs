@@ -1,12 +1,17 @@
 //! [`EmbeddedIndex`]: Qdrant embedded in-process through `qdrant-edge`.
 //!
 //! Folder layout: `<dir>/cairn-vectors` (a marker naming the format), `<dir>/lock` (held
-//! while open, so two processes never share the folder) and `<dir>/shard/` (the Qdrant edge
-//! shard: config, WAL and segments), created by the first [`VectorIndex::ensure`].
+//! while open, so two processes never share the folder) and `<dir>/shards/<kind>/` (one
+//! Qdrant edge shard per kind of vector — `summary`, `chunk`, `cue` — each with its config,
+//! WAL and segments), created by the first [`VectorIndex::ensure`].
+//!
+//! One shard per kind, not one shard with three named vectors: Qdrant keeps a slot for
+//! every named vector of every point, so three kinds in one shard stored (and mapped, and
+//! coded) three times the vectors there are.
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use cairn_core::VectorKind;
@@ -17,27 +22,28 @@ use qdrant_edge::external::uuid::Uuid;
 use qdrant_edge::{
     BinaryQuantizationConfig, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
     Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeShard, EdgeVectorParams,
-    FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig, JsonPath, KeywordIndexParams,
-    Match, NamedQuery, OperationError, Payload, PayloadFieldSchema, PayloadSchemaParams,
-    PayloadSchemaType, PointId, PointInsertOperations, PointOperations, PointStructPersisted,
-    QuantizationConfig, QuantizationSearchParams, QueryEnum, QueryRequest, Range, ScoredPoint,
-    ScoringQuery, SearchParams, UpdateOperation, ValueVariants, VectorInternal,
-    VectorStructInternal, WalOptions, WithPayloadInterface, WithVector,
+    FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig, JsonPath, Match, NamedQuery,
+    OperationError, Payload, PayloadFieldSchema, PayloadSchemaType, PointId, PointInsertOperations,
+    PointOperations, PointStructPersisted, QuantizationConfig, QuantizationSearchParams, QueryEnum,
+    QueryRequest, Range, ScoredPoint, ScoringQuery, SearchParams, UpdateOperation, ValueVariants,
+    VectorInternal, VectorStructInternal, WalOptions, WithPayloadInterface, WithVector,
 };
 
 use crate::common::{
     DEFAULT_MIN_CANDIDATES, KEY_FRAMEWORK, KEY_KIND, KEY_ORD, KEY_OWNER, KEY_PROJECT, KEY_SESSION,
-    KEY_TIMESTAMP, KEY_VECTOR_KIND, KEYWORD_KEYS, VECTOR_NAMES, bad_input, check_dim_nonzero,
-    checked_unit, corrupt, kind_from_name, other, oversampling_for, panic_message, point_uuid,
-    unavailable,
+    KEY_TIMESTAMP, KEY_VECTOR_KIND, KEYWORD_KEYS, bad_input, check_dim_nonzero, checked_unit,
+    corrupt, kind_from_name, other, oversampling_for, panic_message, point_uuid, unavailable,
 };
 
 /// The marker file's name and its one line: bump the number when the layout changes, and
 /// every older index is reported as `Corrupt` (and rebuilt from the store).
 const MARKER_FILE: &str = "cairn-vectors";
-const MARKER_TEXT: &str = "cairn-vectors embedded index, format 1\n";
+const MARKER_TEXT: &str = "cairn-vectors embedded index, format 2\n";
 const LOCK_FILE: &str = "lock";
-const SHARD_DIR: &str = "shard";
+const SHARD_DIR: &str = "shards";
+
+/// The kinds of vector, one shard each, in the order of [`Shards::edges`].
+const KINDS: [VectorKind; 3] = [VectorKind::Summary, VectorKind::Chunk, VectorKind::Cue];
 
 /// Points written per WAL record.
 const UPSERT_BATCH: usize = 256;
@@ -45,15 +51,46 @@ const UPSERT_BATCH: usize = 256;
 /// The beam width of an HNSW search (raised to the number of candidates when larger).
 const HNSW_EF: usize = 128;
 
-struct Shard {
-    edge: EdgeShard,
+/// The open shards, one per kind of vector.
+struct Shards {
+    /// In the order of [`KINDS`].
+    edges: [EdgeShard; 3],
     dim: usize,
+}
+
+impl Shards {
+    fn edge(&self, kind: VectorKind) -> &EdgeShard {
+        &self.edges[kind_slot(kind)]
+    }
+
+    /// Closes every shard (each flushes on drop), one at a time: a shard whose flush
+    /// panics must not take the others down with it (a second panic while unwinding
+    /// aborts the process). Returns the first failure.
+    fn close(self) -> Result<(), BackendError> {
+        let mut first = Ok(());
+        for edge in self.edges {
+            if let Err(e) = guarded("close", move || drop(edge))
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+}
+
+fn kind_slot(kind: VectorKind) -> usize {
+    match kind {
+        VectorKind::Summary => 0,
+        VectorKind::Chunk => 1,
+        VectorKind::Cue => 2,
+    }
 }
 
 /// Qdrant embedded in-process (`qdrant-edge`), stored in one folder.
 ///
-/// One point per [`VectorPoint`], carrying only its own named vector (`summary`, `chunk` or
-/// `cue`, cosine). Full vectors live on disk (memory-mapped); their 1-bit codes are kept in
+/// One point per [`VectorPoint`], in the shard of its kind (`summary`, `chunk` or `cue`,
+/// cosine). Full vectors live on disk (memory-mapped); their 1-bit codes are kept in
 /// RAM. A non-exact search scores the codes against the query kept at 8 bits, then re-scores
 /// the best candidates (see [`crate::DEFAULT_MIN_CANDIDATES`]) from the full vectors. New
 /// points land in an appendable segment, searched by scanning the codes;
@@ -70,9 +107,11 @@ struct Shard {
 /// [`EmbeddedIndex::create`].
 pub struct EmbeddedIndex {
     dir: PathBuf,
-    shard: RwLock<Option<Shard>>,
+    shard: RwLock<Option<Shards>>,
     /// The fewest candidates a quantized search re-scores.
     min_candidates: AtomicUsize,
+    /// Past this many bytes of a shard's WAL, a flush prunes it (see [`WAL_COMPACT_BYTES`]).
+    wal_limit: AtomicU64,
     /// Held (locked) for the index's lifetime.
     _lock: fs_err::File,
 }
@@ -118,7 +157,7 @@ impl EmbeddedIndex {
         let lock = lock_dir(dir)?;
         let shard_dir = dir.join(SHARD_DIR);
         let shard = if shard_dir.exists() {
-            Some(load_shard(&shard_dir)?)
+            Some(load_shards(&shard_dir)?)
         } else {
             None
         };
@@ -128,6 +167,7 @@ impl EmbeddedIndex {
             dir: dir.to_path_buf(),
             shard: RwLock::new(shard),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
+            wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
             _lock: lock,
         })
     }
@@ -166,6 +206,7 @@ impl EmbeddedIndex {
             dir: dir.to_path_buf(),
             shard: RwLock::new(None),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
+            wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
             _lock: lock,
         })
     }
@@ -187,6 +228,12 @@ impl EmbeddedIndex {
         self.min_candidates.store(n, Ordering::Relaxed);
     }
 
+    /// Sets how many bytes of WAL a shard may hold before a flush prunes it (default
+    /// [`WAL_COMPACT_BYTES`]). For tests and tuning.
+    pub fn set_wal_limit(&self, bytes: u64) {
+        self.wal_limit.store(bytes, Ordering::Relaxed);
+    }
+
     /// Folds the appendable segment into indexed segments (an HNSW graph over the 1-bit
     /// codes), merges small segments and drops deleted points. Blocking and CPU-heavy (about
     /// a minute for 150,000 vectors of 384 dimensions on two cores): run it when idle, after
@@ -198,25 +245,28 @@ impl EmbeddedIndex {
         let Some(shard) = guard.as_ref() else {
             return Ok(false);
         };
-        let changed =
-            guarded("optimize", || shard.edge.optimize())?.map_err(|e| map_error("optimize", e))?;
+        let mut changed = false;
+        for edge in &shard.edges {
+            changed |=
+                guarded("optimize", || edge.optimize())?.map_err(|e| map_error("optimize", e))?;
+        }
         Ok(changed)
     }
 
-    fn read(&self) -> Result<RwLockReadGuard<'_, Option<Shard>>, BackendError> {
+    fn read(&self) -> Result<RwLockReadGuard<'_, Option<Shards>>, BackendError> {
         self.shard
             .read()
             .map_err(|_| other("the embedded vector index was poisoned by a panic"))
     }
 
-    fn write(&self) -> Result<RwLockWriteGuard<'_, Option<Shard>>, BackendError> {
+    fn write(&self) -> Result<RwLockWriteGuard<'_, Option<Shards>>, BackendError> {
         self.shard
             .write()
             .map_err(|_| other("the embedded vector index was poisoned by a panic"))
     }
 
-    fn update(shard: &Shard, operation: UpdateOperation) -> Result<(), BackendError> {
-        guarded("update", || shard.edge.update(operation))?.map_err(|e| map_error("update", e))
+    fn update(edge: &EdgeShard, operation: UpdateOperation) -> Result<(), BackendError> {
+        guarded("update", || edge.update(operation))?.map_err(|e| map_error("update", e))
     }
 }
 
@@ -228,7 +278,7 @@ impl Drop for EmbeddedIndex {
             Err(poisoned) => poisoned.into_inner().take(),
         };
         if let Some(shard) = shard
-            && let Err(e) = guarded("close", move || drop(shard))
+            && let Err(e) = shard.close()
         {
             tracing::warn!(dir = %self.dir.display(), "closing the vector index failed: {e}");
         }
@@ -285,6 +335,54 @@ fn remove_path(path: &Path) -> Result<(), BackendError> {
     result.map_err(|e| other(format!("cannot remove the old vector index: {e}")))
 }
 
+/// Past this much WAL, a flush closes the shard and opens it again, which prunes the WAL:
+/// qdrant-edge never truncates it while open, and keeps what it wrote mapped in memory.
+pub const WAL_COMPACT_BYTES: u64 = 64 << 20;
+
+/// The size of a shard's WAL files.
+fn wal_bytes(shard_dir: &Path) -> u64 {
+    fs_err::read_dir(shard_dir.join("wal"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Closes the shards at `heavy` (flushed already), prunes their WAL and opens them again.
+fn reopen(
+    shards_dir: &Path,
+    edges: [EdgeShard; 3],
+    heavy: &[usize],
+    dim: usize,
+) -> Result<Shards, BackendError> {
+    let mut out = Vec::with_capacity(KINDS.len());
+    for (i, edge) in edges.into_iter().enumerate() {
+        if !heavy.contains(&i) {
+            out.push(edge);
+            continue;
+        }
+        let dir = shards_dir.join(KINDS[i].as_str());
+        guarded("close", move || drop(edge))?;
+        prune_wal(&dir)?;
+        let edge = guarded("open", || EdgeShard::load(&dir, None))?.map_err(|e| {
+            corrupt(format!(
+                "the vector index at {} cannot be loaded ({e}); rebuild it",
+                dir.display()
+            ))
+        })?;
+        tracing::debug!(dir = %dir.display(), "pruned the vector index's WAL");
+        out.push(edge);
+    }
+    let edges: [EdgeShard; 3] = out
+        .try_into()
+        .map_err(|_| corrupt("the vector index lost a shard; rebuild it"))?;
+    Ok(Shards { edges, dim })
+}
+
 /// The WAL segment size: qdrant-edge's default is 32 MiB.
 const WAL_SEGMENT_BYTES: usize = 8 << 20;
 
@@ -314,41 +412,65 @@ fn prune_wal(shard_dir: &Path) -> Result<(), BackendError> {
     Ok(())
 }
 
-fn load_shard(shard_dir: &Path) -> Result<Shard, BackendError> {
-    prune_wal(shard_dir)?;
-    let edge = guarded("open", || EdgeShard::load(shard_dir, None))?.map_err(|e| {
-        corrupt(format!(
-            "the vector index at {} cannot be loaded ({e}); rebuild it",
-            shard_dir.display()
-        ))
-    })?;
-    let config = edge.config().clone();
+/// Opens the three shards under `shards_dir`; a missing one, or one whose vectors are not
+/// what this format writes, is damage.
+fn load_shards(shards_dir: &Path) -> Result<Shards, BackendError> {
+    let mut edges = Vec::with_capacity(KINDS.len());
     let mut dim = None;
-    for name in VECTOR_NAMES {
-        let Some(params) = config.vectors.get(name) else {
+    for kind in KINDS {
+        let name = kind.as_str();
+        let shard_dir = shards_dir.join(name);
+        if !shard_dir.is_dir() {
             return Err(corrupt(format!(
-                "the vector index has no `{name}` vectors; rebuild it"
+                "the vector index has no `{name}` shard; rebuild it"
             )));
+        }
+        prune_wal(&shard_dir)?;
+        let edge = guarded("open", || EdgeShard::load(&shard_dir, None))?.map_err(|e| {
+            corrupt(format!(
+                "the vector index at {} cannot be loaded ({e}); rebuild it",
+                shard_dir.display()
+            ))
+        })?;
+        let size = {
+            let config = edge.config();
+            let Some(params) = config.vectors.get(name) else {
+                return Err(corrupt(format!(
+                    "the vector index's `{name}` shard has no `{name}` vectors; rebuild it"
+                )));
+            };
+            if config.vectors.len() != 1 || params.distance != Distance::Cosine {
+                return Err(corrupt(format!(
+                    "the vector index's `{name}` shard is not of this format; rebuild it"
+                )));
+            }
+            params.size
         };
-        if dim.is_some_and(|d| d != params.size) || params.distance != Distance::Cosine {
+        if dim.is_some_and(|d| d != size) {
             return Err(corrupt(
-                "the vector index's named vectors disagree; rebuild it",
+                "the vector index's shards disagree on the dimension; rebuild it",
             ));
         }
-        dim = Some(params.size);
+        dim = Some(size);
+        edges.push(edge);
     }
     let dim = dim.ok_or_else(|| corrupt("the vector index has no vectors; rebuild it"))?;
-    let shard = Shard { edge, dim };
-    smoke_check(&shard).map_err(|e| {
+    let edges: [EdgeShard; 3] = edges
+        .try_into()
+        .map_err(|_| corrupt("the vector index has too few shards; rebuild it"))?;
+    let shards = Shards { edges, dim };
+    smoke_check(&shards).map_err(|e| {
         corrupt(format!(
             "the vector index at {} is damaged ({e}); rebuild it",
-            shard_dir.display()
+            shards_dir.display()
         ))
     })?;
-    Ok(shard)
+    Ok(shards)
 }
 
-fn edge_config(dim: usize) -> EdgeConfig {
+/// One shard's config: one named vector (the kind's), cosine, full vectors on disk and
+/// 1-bit codes in RAM.
+fn edge_config(dim: usize, name: &str) -> EdgeConfig {
     let binary = QuantizationConfig::from(BinaryQuantizationConfig {
         always_ram: Some(true),
         encoding: Some(BinaryQuantizationEncoding::OneBit),
@@ -362,23 +484,37 @@ fn edge_config(dim: usize) -> EdgeConfig {
         segment_capacity: WAL_SEGMENT_BYTES,
         ..WalOptions::default()
     };
-    let mut builder = EdgeConfig::builder()
+    let builder = EdgeConfig::builder()
         .wal_options(wal)
         .on_disk_payload(true)
         .hnsw_config(HnswIndexConfig::default())
         .quantization_config(binary);
-    for name in VECTOR_NAMES {
-        builder = builder.vector(name, params.clone());
-    }
-    builder.build()
+    builder.vector(name, params).build()
 }
 
-fn create_shard(shard_dir: &Path, dim: usize) -> Result<Shard, BackendError> {
+/// Makes the three empty shards under `shards_dir`, with their payload indexes.
+fn create_shards(shards_dir: &Path, dim: usize) -> Result<Shards, BackendError> {
+    let mut edges = Vec::with_capacity(KINDS.len());
+    for kind in KINDS {
+        edges.push(create_edge(
+            &shards_dir.join(kind.as_str()),
+            dim,
+            kind.as_str(),
+        )?);
+    }
+    let edges: [EdgeShard; 3] = edges
+        .try_into()
+        .map_err(|_| other("cannot create the vector index's shards"))?;
+    Ok(Shards { edges, dim })
+}
+
+fn create_edge(shard_dir: &Path, dim: usize, name: &str) -> Result<EdgeShard, BackendError> {
     fs_err::create_dir_all(shard_dir)
         .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
-    let edge = guarded("create", || EdgeShard::new(shard_dir, edge_config(dim)))?
-        .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
-    let shard = Shard { edge, dim };
+    let edge = guarded("create", || {
+        EdgeShard::new(shard_dir, edge_config(dim, name))
+    })?
+    .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
     let mut indexes: Vec<(&str, PayloadFieldSchema)> = KEYWORD_KEYS
         .iter()
         .map(|k| {
@@ -392,28 +528,17 @@ fn create_shard(shard_dir: &Path, dim: usize) -> Result<Shard, BackendError> {
         KEY_TIMESTAMP,
         PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
     ));
-    // A tenant key: optimized segments keep each kind's points together, so a kind's full
-    // vectors sit on adjacent pages (each named vector's storage spans every point).
-    indexes.push((
-        KEY_VECTOR_KIND,
-        PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
-            r#type: Default::default(),
-            is_tenant: Some(true),
-            on_disk: None,
-            enable_hnsw: None,
-        })),
-    ));
     for (key, schema) in indexes {
         EmbeddedIndex::update(
-            &shard,
+            &edge,
             UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
                 field_name: json_path(key)?,
                 field_schema: Some(schema),
             })),
         )?;
     }
-    guarded("flush", || shard.edge.flush())?;
-    Ok(shard)
+    guarded("flush", || edge.flush())?;
+    Ok(edge)
 }
 
 fn json_path(key: &str) -> Result<JsonPath, BackendError> {
@@ -522,7 +647,7 @@ fn hit_of(point: &ScoredPoint) -> Result<VectorHit, BackendError> {
 
 /// One nearest-neighbour query against a shard (`query` already unit length).
 fn search_shard(
-    shard: &Shard,
+    shard: &Shards,
     kind: VectorKind,
     query: Vec<f32>,
     filter: Option<Filter>,
@@ -560,27 +685,37 @@ fn search_shard(
             json_path(KEY_ORD)?,
         ]),
     };
-    let points =
-        guarded("search", || shard.edge.query(request))?.map_err(|e| map_error("search", e))?;
+    let points = guarded("search", || shard.edge(kind).query(request))?
+        .map_err(|e| map_error("search", e))?;
     points.iter().map(hit_of).collect()
 }
 
 /// Reads the count and runs one quantized query per kind, so damage that loading did not
 /// notice is reported at open.
-fn smoke_check(shard: &Shard) -> Result<(), BackendError> {
-    guarded("count", || {
-        shard.edge.count(CountRequest {
-            filter: None,
-            exact: true,
-        })
-    })?
-    .map_err(|e| map_error("count", e))?;
+fn smoke_check(shard: &Shards) -> Result<(), BackendError> {
+    count_points(shard)?;
     let mut probe = vec![0.0; shard.dim];
     probe[0] = 1.0;
-    for kind in [VectorKind::Summary, VectorKind::Chunk, VectorKind::Cue] {
+    for kind in KINDS {
         search_shard(shard, kind, probe.clone(), None, 1, false, 1)?;
     }
     Ok(())
+}
+
+/// The points of every shard.
+fn count_points(shard: &Shards) -> Result<u64, BackendError> {
+    let mut total = 0;
+    for edge in &shard.edges {
+        let n = guarded("count", || {
+            edge.count(CountRequest {
+                filter: None,
+                exact: true,
+            })
+        })?
+        .map_err(|e| map_error("count", e))?;
+        total += n as u64;
+    }
+    Ok(total)
 }
 
 fn no_collection() -> BackendError {
@@ -608,7 +743,7 @@ impl VectorIndex for EmbeddedIndex {
         if shard_dir.exists() {
             remove_path(&shard_dir)?;
         }
-        *guard = Some(create_shard(&shard_dir, dim)?);
+        *guard = Some(create_shards(&shard_dir, dim)?);
         tracing::info!(dir = %self.dir.display(), dim, "created the vector collection");
         Ok(())
     }
@@ -617,7 +752,7 @@ impl VectorIndex for EmbeddedIndex {
         let guard = self.read()?;
         let shard = guard.as_ref().ok_or_else(no_collection)?;
         // Check everything first, so a bad point leaves the index untouched.
-        let mut prepared = Vec::with_capacity(points.len());
+        let mut prepared: [Vec<PointStructPersisted>; 3] = Default::default();
         for point in points {
             let vector = checked_unit(
                 &point.vector,
@@ -638,21 +773,23 @@ impl VectorIndex for EmbeddedIndex {
                 point.vector_kind.as_str().to_string(),
                 VectorInternal::Dense(vector),
             )]);
-            prepared.push(PointStructPersisted {
+            prepared[kind_slot(point.vector_kind)].push(PointStructPersisted {
                 id,
                 vector: VectorStructInternal::Named(vectors).into(),
                 payload: Some(payload_of(point)),
             });
         }
-        while !prepared.is_empty() {
-            let rest = prepared.split_off(prepared.len().min(UPSERT_BATCH));
-            let batch = std::mem::replace(&mut prepared, rest);
-            Self::update(
-                shard,
-                UpdateOperation::PointOperation(PointOperations::UpsertPoints(
-                    PointInsertOperations::PointsList(batch),
-                )),
-            )?;
+        for (edge, mut points) in shard.edges.iter().zip(prepared) {
+            while !points.is_empty() {
+                let rest = points.split_off(points.len().min(UPSERT_BATCH));
+                let batch = std::mem::replace(&mut points, rest);
+                Self::update(
+                    edge,
+                    UpdateOperation::PointOperation(PointOperations::UpsertPoints(
+                        PointInsertOperations::PointsList(batch),
+                    )),
+                )?;
+            }
         }
         Ok(())
     }
@@ -663,10 +800,15 @@ impl VectorIndex for EmbeddedIndex {
             return Ok(());
         };
         let filter = Filter::new_must(match_keyword(KEY_OWNER, owner)?);
-        Self::update(
-            shard,
-            UpdateOperation::PointOperation(PointOperations::DeletePointsByFilter(filter)),
-        )
+        for edge in &shard.edges {
+            Self::update(
+                edge,
+                UpdateOperation::PointOperation(PointOperations::DeletePointsByFilter(
+                    filter.clone(),
+                )),
+            )?;
+        }
+        Ok(())
     }
 
     fn search(
@@ -699,14 +841,7 @@ impl VectorIndex for EmbeddedIndex {
         let Some(shard) = guard.as_ref() else {
             return Ok(0);
         };
-        let n = guarded("count", || {
-            shard.edge.count(CountRequest {
-                filter: None,
-                exact: true,
-            })
-        })?
-        .map_err(|e| map_error("count", e))?;
-        Ok(n as u64)
+        count_points(shard)
     }
 
     fn clear(&self) -> Result<(), BackendError> {
@@ -715,10 +850,10 @@ impl VectorIndex for EmbeddedIndex {
             return Ok(());
         };
         let dim = old.dim;
-        guarded("close", move || drop(old))?;
+        old.close()?;
         let shard_dir = self.dir.join(SHARD_DIR);
         remove_path(&shard_dir)?;
-        *guard = Some(create_shard(&shard_dir, dim)?);
+        *guard = Some(create_shards(&shard_dir, dim)?);
         Ok(())
     }
 
@@ -728,10 +863,37 @@ impl VectorIndex for EmbeddedIndex {
 
     fn flush(&self) -> Result<(), BackendError> {
         // The write lock keeps updates out: `EdgeShard::flush` panics if one holds the WAL.
-        let guard = self.write()?;
-        if let Some(shard) = guard.as_ref() {
-            guarded("flush", || shard.edge.flush())?;
+        let mut guard = self.write()?;
+        let Some(shard) = guard.as_ref() else {
+            return Ok(());
+        };
+        for edge in &shard.edges {
+            guarded("flush", || edge.flush())?;
         }
-        Ok(())
+        let shards_dir = self.dir.join(SHARD_DIR);
+        let limit = self.wal_limit.load(Ordering::Relaxed);
+        let heavy: Vec<usize> = KINDS
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| wal_bytes(&shards_dir.join(k.as_str())) > limit)
+            .map(|(i, _)| i)
+            .collect();
+        if heavy.is_empty() {
+            return Ok(());
+        }
+        let Some(Shards { edges, dim }) = guard.take() else {
+            return Ok(());
+        };
+        match reopen(&shards_dir, edges, &heavy, dim) {
+            Ok(shards) => {
+                *guard = Some(shards);
+                Ok(())
+            }
+            Err(e) => {
+                // Whatever happened, the flushed shards are on disk: open them afresh.
+                *guard = load_shards(&shards_dir).ok();
+                Err(e)
+            }
+        }
     }
 }
