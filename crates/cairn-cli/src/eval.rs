@@ -203,7 +203,6 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 /// One conversation as Cairn holds it: the store, the keyword index and the vectors, filled
 /// by the service's own indexing, in a folder of its own.
 struct Memory {
-    _dir: tempfile::TempDir,
     store: Store,
     text: Arc<TextIndex>,
     vectors: Option<Arc<dyn VectorIndex>>,
@@ -211,6 +210,8 @@ struct Memory {
     dia_of: HashMap<String, String>,
     /// The time of asking: the day after the last session.
     now: chrono::DateTime<chrono::Utc>,
+    /// Last, so it is removed after the indexes in it are closed (fields drop in order).
+    _dir: tempfile::TempDir,
 }
 
 /// Records of a LoCoMo conversation, each record's dialog id, and its last session's time.
