@@ -269,7 +269,15 @@ impl Service {
         let Some((index, corpus)) = self.notes_corpus(q.project.clone()).await? else {
             return Ok(Vec::new());
         };
-        let (hits, _) = self.retrieve(vec![corpus], q.clone(), mode, rerank).await?;
+        let (hits, _) = self
+            .retrieve(
+                vec![corpus],
+                q.clone(),
+                mode,
+                rerank,
+                cairn_recall::Tuning::default(),
+            )
+            .await?;
         Ok(hits
             .into_iter()
             .filter_map(|h| index.note_hit(h.hit))

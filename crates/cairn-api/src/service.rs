@@ -685,12 +685,13 @@ impl Service {
         q: TextQuery,
         mode: cairn_recall::SearchMode,
         rerank: bool,
+        tuning: cairn_recall::Tuning,
     ) -> Result<(Vec<cairn_recall::Hit>, cairn_recall::SearchNotes)> {
         let retriever = cairn_recall::Retriever {
             corpora,
             embedder: self.dense_parts().await.map(|d| d.embedder),
             reranker: self.reranker().await,
-            tuning: cairn_recall::Tuning::default(),
+            tuning,
         };
         let query = cairn_recall::Query {
             text: q,
@@ -960,7 +961,8 @@ impl Service {
         let (hits, searched) = if corpora.is_empty() {
             (Vec::new(), cairn_recall::SearchNotes::default())
         } else {
-            self.retrieve(corpora, q, mode, rerank).await?
+            self.retrieve(corpora, q, mode, rerank, cairn_recall::Tuning::default())
+                .await?
         };
         let degraded = searched.degraded;
         let reranked = searched.reranked;
@@ -1158,15 +1160,35 @@ impl Service {
         if let Some(d) = dense {
             d.clear(&self.inner.store).await?;
         } else {
-            for name in ["vectors", "qdrant"] {
-                let dir = self.inner.paths.index_dir().join(name);
-                if dir.exists() {
-                    fs_err::remove_dir_all(&dir).map_err(|e| {
-                        ApiError::internal(format!(
-                            "cleared the logs, but not the vector index: {e}"
-                        ))
-                    })?;
+            // The embedded index is emptied in place, under its lock: the models may be
+            // loading, and removing the folder under an index being opened would leave that
+            // index writing into deleted files. If the loader holds it, the loader's check
+            // (the index holds more points than the store keeps) empties it instead.
+            let vectors = self.inner.paths.index_dir().join("vectors");
+            if vectors.exists() {
+                let emptied = tokio::task::spawn_blocking(move || {
+                    cairn_vectors::EmbeddedIndex::create(&vectors).map(drop)
+                })
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+                match emptied {
+                    Ok(()) => {}
+                    Err(e) if e.kind == cairn_core::ports::BackendErrorKind::Unavailable => {
+                        tracing::info!("the vector index is being opened; the loader empties it");
+                    }
+                    Err(e) => {
+                        return Err(ApiError::internal(format!(
+                            "cleared the logs, but not the vector index: {}",
+                            e.message
+                        )));
+                    }
                 }
+            }
+            let sidecar = self.inner.paths.index_dir().join("qdrant");
+            if sidecar.exists() {
+                fs_err::remove_dir_all(&sidecar).map_err(|e| {
+                    ApiError::internal(format!("cleared the logs, but not the vector index: {e}"))
+                })?;
             }
             crate::dense::forget_progress(&self.inner.store).await?;
         }

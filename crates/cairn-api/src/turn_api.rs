@@ -315,7 +315,13 @@ impl Service {
         });
         let rerank = self.reranker().await.is_some();
         let (hits, _) = self
-            .retrieve(corpora, q, cairn_recall::SearchMode::Hybrid, rerank)
+            .retrieve(
+                corpora,
+                q,
+                cairn_recall::SearchMode::Hybrid,
+                rerank,
+                cairn_recall::Tuning::note(),
+            )
             .await?;
         // What each candidate is (what was remembered after the turn's time is not known then).
         let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();

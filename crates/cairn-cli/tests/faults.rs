@@ -314,6 +314,20 @@ impl Daemon {
     fn settle(&self, env: &Env) {
         self.ok("capture_run", json!({}));
         let deadline = Instant::now() + Duration::from_secs(60);
+        if env.embeds() {
+            // The models (and the vector index, which a crash may have left to rebuild) load
+            // in the background after start: wait until that has run once, and for the
+            // refill it may start.
+            let loaded = |s: &Value| {
+                s["workers"].as_array().unwrap().iter().any(|w| {
+                    w["name"] == "models" && w["state"] != "running" && !w["last_run"].is_null()
+                })
+            };
+            while !loaded(&self.ok("status", json!({}))) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
         loop {
             self.wait_idle();
             if !env.embeds() || read_store(env).unembedded.is_empty() || Instant::now() > deadline {

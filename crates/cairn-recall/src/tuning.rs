@@ -60,8 +60,8 @@ impl Default for Tuning {
             date_weight: 0.2,
             neighbour_before: None,
             neighbour_after: None,
-            stopwords: false,
-            speaker_weight: 0.0,
+            stopwords: true,
+            speaker_weight: 0.4,
         }
     }
 }
@@ -78,6 +78,19 @@ impl Tuning {
             session_weight: 0.0,
             expand: 0,
             date_weight: 0.0,
+            stopwords: false,
+            speaker_weight: 0.0,
+            ..Self::default()
+        }
+    }
+
+    /// What the turn note retrieves with: its LightGBM ranker was trained on the scores of
+    /// this retriever (the default before function words were left out of the keyword query
+    /// and a named speaker lifted), so it keeps them until the ranker is trained again.
+    pub fn note() -> Self {
+        Self {
+            stopwords: false,
+            speaker_weight: 0.0,
             ..Self::default()
         }
     }

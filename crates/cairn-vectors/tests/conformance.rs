@@ -66,6 +66,21 @@ fn point(
     }
 }
 
+/// `n` chunk vectors owned by `{prefix}0`, `{prefix}1`, …, all at `ord`, random directions.
+fn random_chunks(rng: &mut Rng, prefix: &str, ord: u32, n: u32) -> Vec<VectorPoint> {
+    (0..n)
+        .map(|i| {
+            point(
+                &format!("{prefix}{i}"),
+                VectorKind::Chunk,
+                ord,
+                rng.unit_vector(DIM),
+                PointPayload::default(),
+            )
+        })
+        .collect()
+}
+
 /// A varied payload, so every filter has something to keep and something to drop.
 fn payload(rng: &mut Rng) -> PointPayload {
     let pick = |rng: &mut Rng, values: &[&str]| {
@@ -610,18 +625,9 @@ fn embedded_index_prunes_its_wal_and_keeps_replacing() {
             .unwrap();
         // ~25 MiB of writes: several 8 MiB WAL segments.
         for round in 0..4 {
-            let batch: Vec<_> = (0..4_000u32)
-                .map(|i| {
-                    point(
-                        &format!("w{i}"),
-                        VectorKind::Chunk,
-                        round,
-                        rng.unit_vector(DIM),
-                        PointPayload::default(),
-                    )
-                })
-                .collect();
-            index.upsert(&batch).unwrap();
+            index
+                .upsert(&random_chunks(&mut rng, "w", round, 4_000))
+                .unwrap();
         }
     }
     let closed = |path: &Path| {
@@ -689,18 +695,9 @@ fn embedded_index_prunes_its_wal_while_open() {
             .count()
     };
     for round in 0..3 {
-        let batch: Vec<_> = (0..4_000u32)
-            .map(|i| {
-                point(
-                    &format!("p{i}"),
-                    VectorKind::Chunk,
-                    round,
-                    rng.unit_vector(DIM),
-                    PointPayload::default(),
-                )
-            })
-            .collect();
-        index.upsert(&batch).unwrap();
+        index
+            .upsert(&random_chunks(&mut rng, "p", round, 4_000))
+            .unwrap();
     }
     let before = wal_files(&path);
     let probe = rng.unit_vector(DIM);
