@@ -288,10 +288,25 @@ impl Service {
             limit: note::CANDIDATES,
             context_boost: None,
         };
+        // Records a review archived as duplicates are never shown.
+        let hidden = Arc::new(self.store().hidden_records().await?);
+        // Left out before fusion, so the scores of what stays are not measured against what
+        // cannot be shown: the asking conversation, archived duplicates and, when a turn is
+        // replayed at an earlier time, what was remembered after it.
+        let replayed = req.at.is_some();
+        let own_session = q.exclude_session.clone();
+        let keep_record: cairn_recall::KeepFn = {
+            let hidden = hidden.clone();
+            Arc::new(move |h: &cairn_index::TextHit| {
+                own_session.as_deref() != Some(h.session_id.as_str())
+                    && !hidden.contains(&h.record_id)
+                    && (!replayed || h.timestamp <= now)
+            })
+        };
         let mut corpora = vec![cairn_recall::Corpus {
             text: self.text_index(),
             vectors: self.dense_parts().await.map(|d| d.index),
-            keep: None,
+            keep: Some(keep_record),
             store: Some(self.store().clone()),
         }];
         let items = self.items_corpus(None).await?;
@@ -301,8 +316,10 @@ impl Service {
             let idx = index.clone();
             let own = own_ids.clone();
             corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
-                idx.sources_of(&h.record_id)
-                    .is_none_or(|s| s.is_empty() || !s.iter().all(|r| own.contains(r)))
+                (!replayed || h.timestamp <= now)
+                    && idx
+                        .sources_of(&h.record_id)
+                        .is_none_or(|s| s.is_empty() || !s.iter().all(|r| own.contains(r)))
             }));
             corpora.push(corpus);
             index
@@ -320,13 +337,11 @@ impl Service {
                 q,
                 cairn_recall::SearchMode::Hybrid,
                 rerank,
-                cairn_recall::Tuning::note(),
+                cairn_recall::Tuning::default(),
             )
             .await?;
         // What each candidate is (what was remembered after the turn's time is not known then).
         let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
-        // Records a review archived as duplicates are never shown.
-        let hidden = self.store().hidden_records().await?;
         for h in hits {
             if req.at.is_some() && h.hit.timestamp > now {
                 continue;

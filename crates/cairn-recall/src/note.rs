@@ -26,7 +26,7 @@ pub const MAX_ENTRIES: usize = 3;
 /// The bar when a judge (the cross-encoder, the LLM judge) answered.
 pub const BAR: f32 = 0.3;
 /// The stricter bar when no judge answered.
-pub const BAR_UNJUDGED: f32 = 0.4;
+pub const BAR_UNJUDGED: f32 = 0.6;
 /// The most characters of each entry's text.
 pub const ENTRY_CHARS: usize = 420;
 /// The mark that opens a note (capture recognises it and keeps the note out of the user's
@@ -42,7 +42,7 @@ pub const FEATURES: [&str; 20] = [
     "keyword",
     "rerank",
     "rank",
-    "gap_to_top",
+    "gap_to_best_other",
     "top_fused",
     "age_days",
     "same_project",
@@ -191,6 +191,24 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .iter()
         .map(|(_, s)| s.fused)
         .fold(f32::MIN, f32::max);
+    // The best and second-best fused scores, for each candidate's gap to the best of the
+    // others: negative for the best candidate, by how far it leads (a clear winner is more
+    // often what the turn needs than the first of many near-equals).
+    // With no other candidate, the best of the others is 0 (no score is below it): a lone
+    // candidate leads by its whole score.
+    let mut second = 0.0f32;
+    let mut seen_top = false;
+    for (_, s) in candidates {
+        if s.fused == top && !seen_top {
+            seen_top = true;
+        } else {
+            second = second.max(s.fused);
+        }
+    }
+    let first_top = candidates
+        .iter()
+        .position(|(_, s)| s.fused == top)
+        .unwrap_or(0);
     let query = content_words(asked.prompt);
     let query_words = asked.prompt.split_whitespace().count() as f64;
     candidates
@@ -222,7 +240,11 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 opt(s.keyword),
                 opt(s.rerank),
                 rank as f64,
-                f64::from(top - s.fused),
+                if rank == first_top {
+                    f64::from(second - s.fused)
+                } else {
+                    f64::from(top - s.fused)
+                },
                 f64::from(top),
                 age,
                 same(asked.project, m.project.as_deref()),
@@ -383,7 +405,7 @@ mod tests {
             dense: Some(0.6),
             ..Signals::default()
         };
-        let rows = features(&asked, &[(m, s)]);
+        let rows = features(&asked, &[(m.clone(), s)]);
         let f = |name: &str| rows[0][FEATURES.iter().position(|n| *n == name).unwrap()];
         assert_eq!(rows[0].len(), FEATURES.len());
         assert!((f("age_days") - 3.0).abs() < 0.01);
@@ -391,7 +413,30 @@ mod tests {
         assert_eq!(f("same_framework"), 0.0);
         assert!(f("keyword").is_nan() && f("rerank").is_nan() && f("llm_judge").is_nan());
         assert!((f("overlap") - 2.0 / 3.0).abs() < 1e-9, "{}", f("overlap"));
-        assert_eq!(f("gap_to_top"), 0.0);
+        assert!(
+            (f("gap_to_best_other") - -0.8).abs() < 1e-6,
+            "alone, it leads by its whole score"
+        );
+        let other = (
+            meta("r_2", "unrelated"),
+            Signals {
+                fused: 0.5,
+                ..Signals::default()
+            },
+        );
+        let rows = features(&asked, &[(m, s), other.clone(), other]);
+        let gap = |row: usize| {
+            rows[row][FEATURES
+                .iter()
+                .position(|n| *n == "gap_to_best_other")
+                .unwrap()]
+        };
+        assert!(
+            (gap(0) - -0.3).abs() < 1e-6,
+            "the best leads by 0.3: {}",
+            gap(0)
+        );
+        assert!((gap(1) - 0.3).abs() < 1e-6 && (gap(2) - 0.3).abs() < 1e-6);
     }
 
     #[test]

@@ -83,15 +83,4 @@ impl Tuning {
             ..Self::default()
         }
     }
-
-    /// What the turn note retrieves with: its LightGBM ranker was trained on the scores of
-    /// this retriever (the default before function words were left out of the keyword query
-    /// and a named speaker lifted), so it keeps them until the ranker is trained again.
-    pub fn note() -> Self {
-        Self {
-            stopwords: false,
-            speaker_weight: 0.0,
-            ..Self::default()
-        }
-    }
 }

@@ -4,8 +4,15 @@
 //! ```text
 //! cargo run --release -p cairn-vectors --example embedded_bench -- [--points 150000]
 //!     [--dim 384] [--queries 500] [--dir PATH] [--no-optimize] [--data lowrank]
-//!     [--sweep 200,400,800] [--reuse]
+//!     [--sweep 200,400,800] [--reuse] [--data real:VECTORS]
+//! cargo run --release -p cairn-vectors --example embedded_bench -- --embed LOCOMO.json
+//!     --model MINILM_DIR --out VECTORS
 //! ```
+//!
+//! `--data real:VECTORS` makes every point and query from real text embeddings (a file of
+//! little-endian f32 unit vectors of `--dim` each), three of them mixed at random per point
+//! ([`Gen::from_real`]). `--embed` writes such a file: every turn and question of a
+//! LoCoMo-format file, embedded with the model in `--model` (all-MiniLM-L6-v2).
 //!
 //! `--sweep` measures recall@10 and latency once per number of candidates re-scored (the
 //! HNSW beam is as wide), side by side in one process. `--reuse` measures the index already
@@ -44,6 +51,10 @@ struct Args {
     sweep: Vec<usize>,
     /// Measure the index in `--dir` as it is.
     reuse: bool,
+    /// Real embeddings to make the points from (`--data real:FILE`).
+    real: Option<PathBuf>,
+    /// `--embed FILE --model DIR --out FILE`: write real embeddings and stop.
+    embed: Option<(PathBuf, PathBuf, PathBuf)>,
 }
 
 fn args() -> Args {
@@ -58,7 +69,10 @@ fn args() -> Args {
         smaps: false,
         sweep: Vec::new(),
         reuse: false,
+        real: None,
+        embed: None,
     };
+    let (mut embed_from, mut model, mut out_file) = (None, None, None);
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -68,7 +82,14 @@ fn args() -> Args {
             "--dir" => out.dir = Some(PathBuf::from(it.next().unwrap())),
             "--phase" => out.phase_query = it.next().unwrap() == "query",
             "--no-optimize" => out.optimize = false,
-            "--data" => out.lowrank = it.next().unwrap() == "lowrank",
+            "--data" => {
+                let data = it.next().unwrap();
+                out.lowrank = data == "lowrank";
+                out.real = data.strip_prefix("real:").map(PathBuf::from);
+            }
+            "--embed" => embed_from = Some(PathBuf::from(it.next().unwrap())),
+            "--model" => model = Some(PathBuf::from(it.next().unwrap())),
+            "--out" => out_file = Some(PathBuf::from(it.next().unwrap())),
             "--smaps" => out.smaps = true,
             "--sweep" => {
                 out.sweep = it
@@ -82,10 +103,81 @@ fn args() -> Args {
             other => panic!("unknown argument {other}"),
         }
     }
+    if let Some(from) = embed_from {
+        out.embed = Some((
+            from,
+            model.expect("--embed needs --model DIR"),
+            out_file.expect("--embed needs --out FILE"),
+        ));
+    }
     out
 }
 
+/// The real embeddings in `path` (little-endian f32, `dim` per vector).
+fn read_real(path: &Path, dim: usize) -> std::sync::Arc<Vec<Vec<f32>>> {
+    let bytes = fs_err::read(path).unwrap();
+    let floats: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert!(
+        !floats.is_empty() && floats.len().is_multiple_of(dim),
+        "{} does not hold vectors of {dim} dimensions",
+        path.display()
+    );
+    std::sync::Arc::new(floats.chunks(dim).map(<[f32]>::to_vec).collect())
+}
+
+/// Embeds every turn (`speaker: text`) and question of a LoCoMo-format file and writes the
+/// vectors to `out`.
+fn embed(from: &Path, model: &Path, out: &Path) {
+    use qdrant_edge::external::serde_json::{self, Value};
+    let data: Value = serde_json::from_str(&fs_err::read_to_string(from).unwrap()).unwrap();
+    let mut texts = Vec::new();
+    for sample in data.as_array().expect("a LoCoMo file is a list of samples") {
+        if let Some(conv) = sample.get("conversation").and_then(Value::as_object) {
+            for turns in conv.values().filter_map(Value::as_array) {
+                for turn in turns {
+                    let speaker = turn.get("speaker").and_then(Value::as_str).unwrap_or("");
+                    if let Some(text) = turn.get("text").and_then(Value::as_str) {
+                        texts.push(format!("{speaker}: {text}"));
+                    }
+                }
+            }
+        }
+        for qa in sample
+            .get("qa")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(q) = qa.get("question").and_then(Value::as_str) {
+                texts.push(q.to_string());
+            }
+        }
+    }
+    let embedder = cairn_models::BertEmbedder::load(model).unwrap();
+    let started = Instant::now();
+    let mut bytes = Vec::new();
+    for batch in texts.chunks(64) {
+        let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+        for v in embedder.embed_texts(&refs).unwrap() {
+            bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+        }
+    }
+    fs_err::write(out, bytes).unwrap();
+    println!(
+        "embedded {} texts in {:.1} s into {}",
+        texts.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+}
+
 fn gen_for(seed: u64, args: &Args) -> Gen {
+    if let Some(path) = &args.real {
+        return Gen::from_real(seed, read_real(path, args.dim));
+    }
     if args.lowrank {
         Gen::low_rank(seed, args.dim)
     } else {
@@ -123,10 +215,10 @@ fn show_smaps(top: usize) {
     }
 }
 
-/// Resident and peak memory in MiB (Linux).
-fn rss_mib() -> (Option<f64>, Option<f64>) {
+/// RSS, peak RSS, and the RSS's anonymous and file-backed parts.
+fn rss_mib() -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
     let Ok(status) = fs_err::read_to_string("/proc/self/status") else {
-        return (None, None);
+        return (None, None, None, None);
     };
     let field = |name: &str| {
         status
@@ -136,12 +228,19 @@ fn rss_mib() -> (Option<f64>, Option<f64>) {
             .and_then(|kb| kb.parse::<f64>().ok())
             .map(|kb| kb / 1024.0)
     };
-    (field("VmRSS:"), field("VmHWM:"))
+    (
+        field("VmRSS:"),
+        field("VmHWM:"),
+        field("RssAnon:"),
+        field("RssFile:"),
+    )
 }
 
 fn show_rss(label: &str) {
     match rss_mib() {
-        (Some(rss), Some(peak)) => println!("{label}: RSS {rss:.0} MiB (peak {peak:.0} MiB)"),
+        (Some(rss), Some(peak), Some(anon), Some(file)) => println!(
+            "{label}: RSS {rss:.0} MiB (peak {peak:.0} MiB; anonymous {anon:.0}, file-backed {file:.0})"
+        ),
         _ => println!("{label}: RSS not available on this platform"),
     }
 }
@@ -317,6 +416,10 @@ fn recall_at_10(index: &EmbeddedIndex, args: &Args, n: usize) -> f64 {
 
 fn main() {
     let args = args();
+    if let Some((from, model, out)) = &args.embed {
+        embed(from, model, out);
+        return;
+    }
     if args.phase_query {
         query(&args, args.dir.as_deref().unwrap());
         return;
@@ -338,7 +441,14 @@ fn main() {
             "--queries",
             &args.queries.to_string(),
         ])
-        .args(["--data", if args.lowrank { "lowrank" } else { "random" }])
+        .args([
+            "--data".to_string(),
+            match &args.real {
+                Some(path) => format!("real:{}", path.display()),
+                None if args.lowrank => "lowrank".to_string(),
+                None => "random".to_string(),
+            },
+        ])
         .args(args.smaps.then_some("--smaps"))
         .args(
             (!args.sweep.is_empty())

@@ -22,11 +22,12 @@ use qdrant_edge::external::uuid::Uuid;
 use qdrant_edge::{
     BinaryQuantizationConfig, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
     Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeShard, EdgeVectorParams,
-    FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig, JsonPath, Match, NamedQuery,
-    OperationError, Payload, PayloadFieldSchema, PayloadSchemaType, PointId, PointInsertOperations,
-    PointOperations, PointStructPersisted, QuantizationConfig, QuantizationSearchParams, QueryEnum,
-    QueryRequest, Range, ScoredPoint, ScoringQuery, SearchParams, UpdateOperation, ValueVariants,
-    VectorInternal, VectorStructInternal, WalOptions, WithPayloadInterface, WithVector,
+    FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig, IntegerIndexParams, JsonPath,
+    KeywordIndexParams, Match, NamedQuery, OperationError, Payload, PayloadFieldSchema,
+    PayloadSchemaParams, PointId, PointInsertOperations, PointOperations, PointStructPersisted,
+    QuantizationConfig, QuantizationSearchParams, QueryEnum, QueryRequest, Range, ScoredPoint,
+    ScoringQuery, SearchParams, UpdateOperation, ValueVariants, VectorInternal,
+    VectorStructInternal, WalOptions, WithPayloadInterface, WithVector,
 };
 
 use crate::common::{
@@ -38,7 +39,7 @@ use crate::common::{
 /// The marker file's name and its one line: bump the number when the layout changes, and
 /// every older index is reported as `Corrupt` (and rebuilt from the store).
 const MARKER_FILE: &str = "cairn-vectors";
-const MARKER_TEXT: &str = "cairn-vectors embedded index, format 2\n";
+const MARKER_TEXT: &str = "cairn-vectors embedded index, format 3\n";
 const LOCK_FILE: &str = "lock";
 const SHARD_DIR: &str = "shards";
 
@@ -47,6 +48,11 @@ const KINDS: [VectorKind; 3] = [VectorKind::Summary, VectorKind::Chunk, VectorKi
 
 /// Points written per WAL record.
 const UPSERT_BATCH: usize = 256;
+
+/// Quantized searches between two releases of the full-vector pages re-scoring mapped in
+/// (see [`crate::release`]): each maps some MiB of them. An exact search, which reads every
+/// full vector of its kind, releases them right after.
+const RELEASE_EVERY: u64 = 4;
 
 /// The beam width of an HNSW search (raised to the number of candidates when larger).
 const HNSW_EF: usize = 128;
@@ -112,6 +118,10 @@ pub struct EmbeddedIndex {
     min_candidates: AtomicUsize,
     /// Past this many bytes of a shard's WAL, a flush prunes it (see [`WAL_COMPACT_BYTES`]).
     wal_limit: AtomicU64,
+    /// The folder, absolute and without links, as the kernel names the files it maps.
+    real_dir: PathBuf,
+    /// Quantized searches so far, to release mapped full vectors every [`RELEASE_EVERY`].
+    searches: AtomicU64,
     /// Held (locked) for the index's lifetime.
     _lock: fs_err::File,
 }
@@ -168,6 +178,8 @@ impl EmbeddedIndex {
             shard: RwLock::new(shard),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
             wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
+            real_dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+            searches: AtomicU64::new(0),
             _lock: lock,
         })
     }
@@ -207,6 +219,8 @@ impl EmbeddedIndex {
             shard: RwLock::new(None),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
             wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
+            real_dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+            searches: AtomicU64::new(0),
             _lock: lock,
         })
     }
@@ -226,6 +240,13 @@ impl EmbeddedIndex {
     /// re-scoring more full vectors. For tuning and measurement.
     pub fn set_min_candidates(&self, n: usize) {
         self.min_candidates.store(n, Ordering::Relaxed);
+    }
+
+    /// Drops this process's mappings of the full-vector pages that re-scoring read (they stay
+    /// in the kernel's page cache; see [`crate::release`]) and returns the bytes of mapping
+    /// released. Searches do it every few calls on their own.
+    pub fn release_mapped_vectors(&self) -> u64 {
+        crate::release::release_mapped_vectors(&self.real_dir.join(SHARD_DIR))
     }
 
     /// Sets how many bytes of WAL a shard may hold before a flush prunes it (default
@@ -487,7 +508,11 @@ fn edge_config(dim: usize, name: &str) -> EdgeConfig {
     let builder = EdgeConfig::builder()
         .wal_options(wal)
         .on_disk_payload(true)
-        .hnsw_config(HnswIndexConfig::default())
+        .hnsw_config(HnswIndexConfig {
+            // The graph is memory-mapped, not read into RAM at open.
+            on_disk: Some(true),
+            ..HnswIndexConfig::default()
+        })
         .quantization_config(binary);
     builder.vector(name, params).build()
 }
@@ -515,20 +540,7 @@ fn create_edge(shard_dir: &Path, dim: usize, name: &str) -> Result<EdgeShard, Ba
         EdgeShard::new(shard_dir, edge_config(dim, name))
     })?
     .map_err(|e| other(format!("cannot create the vector index: {e}")))?;
-    let mut indexes: Vec<(&str, PayloadFieldSchema)> = KEYWORD_KEYS
-        .iter()
-        .map(|k| {
-            (
-                *k,
-                PayloadFieldSchema::FieldType(PayloadSchemaType::Keyword),
-            )
-        })
-        .collect();
-    indexes.push((
-        KEY_TIMESTAMP,
-        PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
-    ));
-    for (key, schema) in indexes {
+    for (key, schema) in payload_indexes() {
         EmbeddedIndex::update(
             &edge,
             UpdateOperation::FieldIndexOperation(FieldIndexOperations::CreateIndex(CreateIndex {
@@ -539,6 +551,41 @@ fn create_edge(shard_dir: &Path, dim: usize, name: &str) -> Result<EdgeShard, Ba
     }
     guarded("flush", || edge.flush())?;
     Ok(edge)
+}
+
+/// The payload indexes of a shard. All are kept on disk (memory-mapped), so opening a shard
+/// maps them instead of rebuilding them in RAM from the payloads. Only `project` gets extra
+/// HNSW links for its values (a project filter is the one a search uses to narrow the set);
+/// links for owners, sessions, kinds and times would multiply the graph build for no search.
+fn payload_indexes() -> Vec<(&'static str, PayloadFieldSchema)> {
+    let mut out: Vec<(&str, PayloadFieldSchema)> = KEYWORD_KEYS
+        .iter()
+        .map(|key| {
+            let params = KeywordIndexParams {
+                r#type: Default::default(),
+                is_tenant: None,
+                on_disk: Some(true),
+                enable_hnsw: Some(*key == KEY_PROJECT),
+            };
+            (
+                *key,
+                PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(params)),
+            )
+        })
+        .collect();
+    let time = IntegerIndexParams {
+        r#type: Default::default(),
+        lookup: Some(false),
+        range: Some(true),
+        is_principal: None,
+        on_disk: Some(true),
+        enable_hnsw: Some(false),
+    };
+    out.push((
+        KEY_TIMESTAMP,
+        PayloadFieldSchema::FieldParams(PayloadSchemaParams::Integer(time)),
+    ));
+    out
 }
 
 fn json_path(key: &str) -> Result<JsonPath, BackendError> {
@@ -825,7 +872,7 @@ impl VectorIndex for EmbeddedIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        search_shard(
+        let hits = search_shard(
             shard,
             kind,
             query,
@@ -833,7 +880,14 @@ impl VectorIndex for EmbeddedIndex {
             limit,
             exact,
             self.min_candidates.load(Ordering::Relaxed),
-        )
+        );
+        drop(guard);
+        if exact
+            || self.searches.fetch_add(1, Ordering::Relaxed) % RELEASE_EVERY == RELEASE_EVERY - 1
+        {
+            self.release_mapped_vectors();
+        }
+        hits
     }
 
     fn count(&self) -> Result<u64, BackendError> {

@@ -41,6 +41,7 @@ mod common;
 mod embedded;
 mod keys;
 mod memory;
+mod release;
 mod server;
 pub mod synthetic;
 

@@ -53,6 +53,7 @@ pub const LATENT: usize = 48;
 pub struct Gen {
     rng: Rng,
     basis: Option<Vec<Vec<f32>>>,
+    real: Option<std::sync::Arc<Vec<Vec<f32>>>>,
 }
 
 impl Gen {
@@ -61,6 +62,20 @@ impl Gen {
         Self {
             rng: Rng(seed),
             basis: None,
+            real: None,
+        }
+    }
+
+    /// Vectors shaped by real embeddings (`real`, unit length, all of one dimension): each is
+    /// `normalise(a + 0.5 b + 0.25 c + 0.05 noise)` of three of them picked at random. So
+    /// there are as many distinct points as asked, they stay in the region real texts
+    /// occupy (the common direction and main axes all embeddings of a model share), and
+    /// each lies near the real embeddings it was made of.
+    pub fn from_real(seed: u64, real: std::sync::Arc<Vec<Vec<f32>>>) -> Self {
+        Self {
+            rng: Rng(seed),
+            basis: None,
+            real: Some(real),
         }
     }
 
@@ -70,11 +85,24 @@ impl Gen {
         Self {
             rng: Rng(seed),
             basis: Some((0..LATENT).map(|_| rng.unit_vector(dim)).collect()),
+            real: None,
         }
     }
 
     /// The next vector (unit length).
     pub fn vector(&mut self, dim: usize) -> Vec<f32> {
+        if let Some(real) = self.real.clone().filter(|r| !r.is_empty()) {
+            let mut v = self.rng.unit_vector(dim);
+            v.iter_mut().for_each(|x| *x *= 0.05);
+            for weight in [1.0, 0.5, 0.25] {
+                let pick = (self.rng.next_u64() % real.len() as u64) as usize;
+                v.iter_mut()
+                    .zip(&real[pick])
+                    .for_each(|(x, r)| *x += weight * r);
+            }
+            normalise(&mut v);
+            return v;
+        }
         let Some(basis) = &self.basis else {
             return self.rng.unit_vector(dim);
         };
@@ -102,5 +130,21 @@ mod tests {
         let norm: f32 = va.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4);
         assert_ne!(Gen::random(1).vector(64), Gen::random(2).vector(64));
+    }
+
+    #[test]
+    fn vectors_from_real_ones_stay_near_them() {
+        let real: Vec<Vec<f32>> = (0..4).map(|i| Gen::random(i).vector(32)).collect();
+        let mut g = Gen::from_real(3, std::sync::Arc::new(real.clone()));
+        for _ in 0..20 {
+            let v = g.vector(32);
+            let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4);
+            let best = real
+                .iter()
+                .map(|r| r.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>())
+                .fold(f32::MIN, f32::max);
+            assert!(best > 0.6, "closest real vector at cosine {best}");
+        }
     }
 }

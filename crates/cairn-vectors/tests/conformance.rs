@@ -586,6 +586,32 @@ fn embedded_index_persists_across_reopen() {
         .search(VectorKind::Cue, &query, &VectorFilter::default(), 10, true)
         .unwrap();
     assert_eq!(keys(&again)[..], keys(&before)[..]);
+    // Giving back the mapped pages of full vectors loses nothing: the same searches give
+    // the same answers after, quantized and exact.
+    let quantized = index
+        .search(VectorKind::Cue, &query, &VectorFilter::default(), 10, false)
+        .unwrap();
+    let released = index.release_mapped_vectors();
+    if cfg!(target_os = "linux") {
+        assert!(
+            released > 0,
+            "the full vectors of the optimized segments are mapped"
+        );
+    }
+    for _ in 0..9 {
+        assert_eq!(
+            index
+                .search(VectorKind::Cue, &query, &VectorFilter::default(), 10, false)
+                .unwrap(),
+            quantized
+        );
+    }
+    assert_eq!(
+        index
+            .search(VectorKind::Cue, &query, &VectorFilter::default(), 10, true)
+            .unwrap(),
+        again
+    );
     index
         .upsert(&[point(
             "late",

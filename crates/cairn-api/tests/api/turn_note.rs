@@ -149,7 +149,7 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     assert!(turn.starts_with("t_"), "{note}");
     let bar = note["bar"].as_f64().unwrap();
     assert!(
-        (bar - 0.4).abs() < 1e-6,
+        (bar - f64::from(cairn_recall::note::BAR_UNJUDGED)).abs() < 1e-6,
         "no cross-encoder here: the stricter bar, not {bar}"
     );
 
@@ -386,7 +386,9 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 0, "the judge is off: {note}");
     assert!(!note["judged_by"].to_string().contains("llm"), "{note}");
-    assert!((note["bar"].as_f64().unwrap() - 0.4).abs() < 1e-6);
+    assert!(
+        (note["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR_UNJUDGED)).abs() < 1e-6
+    );
 
     // On: one call; its answers are the ranker's `llm_judge` input and are combined with the
     // ranker's probabilities, so the judged fact is shown and the judged-unneeded are not.
@@ -394,7 +396,7 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1, "{note}");
     assert_eq!(note["judged_by"], json!(["llm"]), "{note}");
-    assert!((note["bar"].as_f64().unwrap() - 0.3).abs() < 1e-6);
+    assert!((note["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR)).abs() < 1e-6);
     assert_eq!(ids(&note["entries"]), vec![earlier.clone()], "{note}");
     let why = service
         .dispatch("note_why", json!({"turn": note["turn"]}))
@@ -433,7 +435,10 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     let took = started.elapsed();
     assert_eq!(slow_calls.load(Ordering::SeqCst), 1);
     assert!(!note["judged_by"].to_string().contains("llm"), "{note}");
-    assert!((note["bar"].as_f64().unwrap() - 0.4).abs() < 1e-6, "{note}");
+    assert!(
+        (note["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR_UNJUDGED)).abs() < 1e-6,
+        "{note}"
+    );
     assert!(
         took < std::time::Duration::from_secs(10),
         "the turn waited for the late judge: {took:?}"
