@@ -26,7 +26,7 @@ pub const MAX_ENTRIES: usize = 3;
 /// The bar when a judge (the cross-encoder, the LLM judge) answered.
 pub const BAR: f32 = 0.3;
 /// The stricter bar when no judge answered.
-pub const BAR_UNJUDGED: f32 = 0.6;
+pub const BAR_UNJUDGED: f32 = 0.4;
 /// The most characters of each entry's text.
 pub const ENTRY_CHARS: usize = 420;
 /// The mark that opens a note (capture recognises it and keeps the note out of the user's

@@ -66,7 +66,7 @@ pub struct TurnNote {
     pub note: Option<String>,
     /// The entries shown.
     pub entries: Vec<NoteEntry>,
-    /// The bar an entry had to reach (0.3 with a judge, 0.6 without).
+    /// The bar an entry had to reach (0.3 with a judge, 0.4 without).
     pub bar: f32,
     /// Which judges answered in time (`cross-encoder`, `llm`).
     pub judged_by: Vec<String>,
