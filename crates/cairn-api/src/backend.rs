@@ -22,7 +22,8 @@ pub struct Reconnect {
 
 /// Whether `e` says the request never reached the service: nothing listens any more, or a
 /// service shutting down closed the connection before taking the request in (a graceful
-/// shutdown finishes every request it has taken). Sending it elsewhere cannot run it twice.
+/// shutdown finishes every request it has taken; a broken pipe is a write of the request
+/// itself that found the connection closed). Sending it elsewhere cannot run it twice.
 fn not_delivered(e: &ApiError, client: &Client) -> bool {
     let unreachable = format!("cannot reach Cairn at {}", client.info().url);
     let gone = [
@@ -30,6 +31,8 @@ fn not_delivered(e: &ApiError, client: &Client) -> bool {
         "os error 111",
         "Connection reset",
         "os error 104",
+        "Broken pipe",
+        "os error 32",
     ];
     e.code == cairn_core::ErrorCode::Unavailable
         && (e.message == unreachable
