@@ -191,24 +191,20 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .iter()
         .map(|(_, s)| s.fused)
         .fold(f32::MIN, f32::max);
-    // The best and second-best fused scores, for each candidate's gap to the best of the
-    // others: negative for the best candidate, by how far it leads (a clear winner is more
-    // often what the turn needs than the first of many near-equals).
-    // With no other candidate, the best of the others is 0 (no score is below it): a lone
-    // candidate leads by its whole score.
-    let mut second = 0.0f32;
-    let mut seen_top = false;
-    for (_, s) in candidates {
-        if s.fused == top && !seen_top {
-            seen_top = true;
-        } else {
-            second = second.max(s.fused);
-        }
-    }
+    // Each candidate's gap to the best of the others: for the (first) best candidate, minus
+    // how far it leads the rest (a clear winner is more often what the turn needs than the
+    // first of many near-equals); with no other candidate, the best of the others is 0 (no
+    // score is below it), so a lone candidate leads by its whole score.
     let first_top = candidates
         .iter()
         .position(|(_, s)| s.fused == top)
         .unwrap_or(0);
+    let second = candidates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != first_top)
+        .map(|(_, (_, s))| s.fused)
+        .fold(0.0f32, f32::max);
     let query = content_words(asked.prompt);
     let query_words = asked.prompt.split_whitespace().count() as f64;
     candidates
