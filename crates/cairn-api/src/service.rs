@@ -85,6 +85,8 @@ struct Inner {
     clear_generation: std::sync::atomic::AtomicU64,
     /// What could not be loaded (each a sentence), shown in status.
     model_warnings: std::sync::Mutex<Vec<String>>,
+    /// What the background integrity check of the store found (a sentence), shown in status.
+    store_warnings: std::sync::Mutex<Vec<String>>,
     /// Titled notes and their search index.
     notes: crate::notes_api::NotesState,
     items: crate::items_api::ItemsState,
@@ -326,6 +328,7 @@ impl Service {
                 index_wake: tokio::sync::Notify::new(),
                 clear_generation: std::sync::atomic::AtomicU64::new(0),
                 model_warnings: std::sync::Mutex::new(Vec::new()),
+                store_warnings: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }
@@ -444,6 +447,15 @@ impl Service {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = loaded.warnings;
         self.inner.index_wake.notify_one();
+    }
+
+    /// Says in status what the store's integrity check found.
+    pub(crate) fn store_damaged(&self, warning: String) {
+        self.inner
+            .store_warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(warning);
     }
 
     /// When the next model load attempt is due, if loading failed.
@@ -794,6 +806,14 @@ impl Service {
             .await?
             .map(|e| e.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let mut warnings = self.inner.start_warnings.clone();
+        warnings.extend(
+            self.inner
+                .store_warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned(),
+        );
         warnings.extend(
             self.inner
                 .model_warnings

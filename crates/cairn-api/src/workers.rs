@@ -67,6 +67,31 @@ pub(crate) fn spawn_maintenance(
         None,
     );
     tokio::spawn(async move {
+        // The store's integrity check reads the whole file, so it runs here, after start,
+        // not when the store opens (a year of history would hold start-up for seconds).
+        let checked = tokio::select! {
+            r = service.store().quick_check() => Some(r),
+            _ = shutdown.changed() => None,
+        };
+        match checked {
+            Some(Ok(Some(found))) => {
+                let warning = format!(
+                    "the store failed its integrity check ({found}); export what you can \
+                     (`cairn export`) and keep a copy of {} before anything else",
+                    service.store().path().display()
+                );
+                tracing::error!("{warning}");
+                board.report(
+                    MAINTENANCE,
+                    WorkerState::Failed,
+                    Some(warning.clone()),
+                    None,
+                );
+                service.store_damaged(warning);
+            }
+            Some(Err(e)) => tracing::warn!(error = %e, "cannot run the store's integrity check"),
+            Some(Ok(None)) | None => {}
+        }
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(MAINTENANCE_PERIOD) => {}

@@ -407,9 +407,12 @@ fn bench_search_prints_one_json_object_per_step() {
             "restart_s",
             "rss_idle_mib",
             "rss_after_mib",
+            "rss_peak_mib",
+            "first_search_ms",
             "fused_p50_ms",
             "fused_p95_ms",
             "graph_build_s",
+            "graph_build_peak_mib",
         ] {
             assert!(s[k].as_f64().unwrap() > 0.0, "{k}: {s}");
         }
@@ -417,6 +420,11 @@ fn bench_search_prints_one_json_object_per_step() {
         assert!((0.0..=1.0).contains(&recall), "{s}");
         assert!(
             s["fused_p50_ms"].as_f64() <= s["fused_p95_ms"].as_f64(),
+            "{s}"
+        );
+        // The peak is the high-water mark of the run that ends at `rss_after_mib`.
+        assert!(
+            s["rss_peak_mib"].as_f64() >= s["rss_after_mib"].as_f64(),
             "{s}"
         );
     }

@@ -123,6 +123,8 @@ pub struct TextIndex {
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
     f: Fields,
+    /// The folder on disk (`None` in memory).
+    dir: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for TextIndex {
@@ -183,7 +185,16 @@ impl TextIndex {
                 Index::create_in_dir(dir, schema)?
             }
         };
-        Self::with_index(index, f)
+        let mut opened = Self::with_index(index, f)?;
+        opened.dir = Some(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
+        Ok(opened)
+    }
+
+    /// The folder the index is kept in (canonical), or `None` for an index in memory. Its
+    /// files are memory-mapped: a caller may give back the pages a search mapped in
+    /// (`cairn_vectors::release_mapped_files`).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     fn open_existing(dir: &Path, schema: &Schema) -> Result<Option<Index>, Error> {
@@ -220,6 +231,7 @@ impl TextIndex {
             reader,
             writer: Mutex::new(writer),
             f,
+            dir: None,
         })
     }
 

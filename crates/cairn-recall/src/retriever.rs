@@ -571,6 +571,11 @@ impl Retriever {
                     } else {
                         crate::fuse::normalise(&raw)
                     });
+                // The keyword index reads its files through memory maps; what the search
+                // mapped in stays in the page cache, not in this process's memory.
+                if let Some(dir) = corpus.text.dir() {
+                    cairn_vectors::release_mapped_files(dir);
+                }
             }
             let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
                 continue;

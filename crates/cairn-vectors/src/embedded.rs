@@ -49,11 +49,6 @@ const KINDS: [VectorKind; 3] = [VectorKind::Summary, VectorKind::Chunk, VectorKi
 /// Points written per WAL record.
 const UPSERT_BATCH: usize = 256;
 
-/// Quantized searches between two releases of the full-vector pages re-scoring mapped in
-/// (see [`crate::release`]): each maps some MiB of them. An exact search, which reads every
-/// full vector of its kind, releases them right after.
-const RELEASE_EVERY: u64 = 4;
-
 /// The beam width of an HNSW search (raised to the number of candidates when larger).
 const HNSW_EF: usize = 128;
 
@@ -120,8 +115,6 @@ pub struct EmbeddedIndex {
     wal_limit: AtomicU64,
     /// The folder, absolute and without links, as the kernel names the files it maps.
     real_dir: PathBuf,
-    /// Quantized searches so far, to release mapped full vectors every [`RELEASE_EVERY`].
-    searches: AtomicU64,
     /// Held (locked) for the index's lifetime.
     _lock: fs_err::File,
 }
@@ -173,15 +166,18 @@ impl EmbeddedIndex {
         };
         let dim = shard.as_ref().map(|s| s.dim);
         tracing::debug!(dir = %dir.display(), ?dim, "opened the embedded vector index");
-        Ok(Self {
+        let index = Self {
             dir: dir.to_path_buf(),
             shard: RwLock::new(shard),
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
             wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
             real_dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-            searches: AtomicU64::new(0),
             _lock: lock,
-        })
+        };
+        // Opening read the WAL and the graphs through their mappings; none of it is needed
+        // in memory until a search maps what it reads.
+        index.release_mapped_pages();
+        Ok(index)
     }
 
     /// Makes an empty index in `dir`, replacing any index (damaged or not) already there.
@@ -220,7 +216,6 @@ impl EmbeddedIndex {
             min_candidates: AtomicUsize::new(DEFAULT_MIN_CANDIDATES),
             wal_limit: AtomicU64::new(WAL_COMPACT_BYTES),
             real_dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
-            searches: AtomicU64::new(0),
             _lock: lock,
         })
     }
@@ -242,11 +237,14 @@ impl EmbeddedIndex {
         self.min_candidates.store(n, Ordering::Relaxed);
     }
 
-    /// Drops this process's mappings of the full-vector pages that re-scoring read (they stay
-    /// in the kernel's page cache; see [`crate::release`]) and returns the bytes of mapping
-    /// released. Searches do it every few calls on their own.
-    pub fn release_mapped_vectors(&self) -> u64 {
-        crate::release::release_mapped_vectors(&self.real_dir.join(SHARD_DIR))
+    /// Drops this process's mappings of the index's file pages that searches read (full
+    /// vectors, graph, payloads, WAL: they stay in the kernel's page cache; see
+    /// [`crate::release`]) and returns the bytes of mapping released. Every search does it
+    /// when it is done: a re-score maps tens of MiB of full vectors (the kernel maps the
+    /// cached pages around each one read), and mapping what the next search needs again from
+    /// the page cache costs about a millisecond.
+    pub fn release_mapped_pages(&self) -> u64 {
+        crate::release::release_mapped_pages(&self.real_dir.join(SHARD_DIR))
     }
 
     /// Sets how many bytes of WAL a shard may hold before a flush prunes it (default
@@ -271,6 +269,9 @@ impl EmbeddedIndex {
             changed |=
                 guarded("optimize", || edge.optimize())?.map_err(|e| map_error("optimize", e))?;
         }
+        drop(guard);
+        // A graph build reads every vector of a segment through its mapping.
+        self.release_mapped_pages();
         Ok(changed)
     }
 
@@ -838,6 +839,9 @@ impl VectorIndex for EmbeddedIndex {
                 )?;
             }
         }
+        drop(guard);
+        // Writing mapped in pages of the WAL and of the appendable segment.
+        self.release_mapped_pages();
         Ok(())
     }
 
@@ -882,11 +886,7 @@ impl VectorIndex for EmbeddedIndex {
             self.min_candidates.load(Ordering::Relaxed),
         );
         drop(guard);
-        if exact
-            || self.searches.fetch_add(1, Ordering::Relaxed) % RELEASE_EVERY == RELEASE_EVERY - 1
-        {
-            self.release_mapped_vectors();
-        }
+        self.release_mapped_pages();
         hits
     }
 

@@ -1,15 +1,19 @@
-//! Giving back the pages of full vectors that re-scoring mapped in.
+//! Giving back the pages of the index's files that searches mapped in.
 //!
-//! A quantized search re-scores its best candidates from the full vectors, which Qdrant
-//! reads through a shared memory map (`matrix.dat` of an indexed segment, `chunk_<n>.mmap`
-//! files of the appendable one). Every page a re-score
-//! touches stays mapped, and so counts in the process's resident memory, until the process
-//! ends: under a steady load of searches nearly every vector gets touched, and a 450,000-point
-//! index showed 650 MiB of such pages after 500 queries. Those pages are clean copies of the
-//! file, already held by the kernel's page cache; [`release_mapped_vectors`] drops the
-//! process's mappings of them (`madvise(MADV_DONTNEED)` on shared file mappings only, which
-//! never discards data), so a later re-score maps them again from the cache without reading
-//! the disk, and the kernel keeps or reclaims them as memory allows.
+//! Qdrant reads its files through shared memory maps: the full vectors a quantized search
+//! re-scores (`matrix.dat` of an indexed segment, `chunk_<n>.mmap` of the appendable one),
+//! the HNSW graph it walks, the payloads and id trackers of the points it returns, the WAL it
+//! replayed at open. Every page touched stays mapped, and so counts in the process's
+//! resident memory, until the process ends; a read of one full vector maps its neighbours
+//! too (the kernel maps up to 64 KiB of cached pages around a fault). Under a steady load of
+//! searches nearly every page gets touched: a 450,000-point index showed 650 MiB of full
+//! vectors after 500 queries, and with every vector given back the graph, payload and WAL
+//! pages still held 150 MiB. Those pages are copies of the files the kernel's page cache
+//! holds; [`release_mapped_pages`] drops the process's mappings of them
+//! (`madvise(MADV_DONTNEED)` on shared file mappings under the index's folder only, which
+//! never discards data), so a later search maps what it needs again from the cache without
+//! reading the disk, and the kernel keeps or reclaims the pages as memory allows. The 1-bit
+//! codes of the indexed segments live in the process's own memory and are not touched.
 
 // The one place Cairn calls the OS directly on memory it did not allocate; every call is
 // justified where it is made.
@@ -17,16 +21,13 @@
 
 use std::path::Path;
 
-/// The name of the file of full vectors in each segment.
-const VECTORS_FILE: &str = "matrix.dat";
-
-/// Drops this process's mappings of the full-vector files under `root` (an absolute,
-/// canonical folder). Returns the bytes of mapping released. Only shared mappings of
-/// full-vector files are touched (a dirty page of a shared mapping stays dirty in the page
-/// cache and is written back as usual): for those the page cache holds the data, so nothing is
-/// lost, whatever thread is reading them at the time (it maps the page again).
+/// Drops this process's mappings of the files under `root` (an absolute, canonical folder).
+/// Returns the bytes of mapping released. Only shared mappings of files are touched (a dirty
+/// page of a shared mapping stays dirty in the page cache and is written back as usual): for
+/// those the page cache holds the data, so nothing is lost, whatever thread is reading or
+/// writing them at the time (it maps the page again).
 #[cfg(target_os = "linux")]
-pub(crate) fn release_mapped_vectors(root: &Path) -> u64 {
+pub(crate) fn release_mapped_pages(root: &Path) -> u64 {
     let Ok(maps) = fs_err::read_to_string("/proc/self/maps") else {
         return 0;
     };
@@ -35,7 +36,7 @@ pub(crate) fn release_mapped_vectors(root: &Path) -> u64 {
     };
     let mut released = 0;
     for line in maps.lines() {
-        let Some((start, end)) = shared_vector_mapping(line, root) else {
+        let Some((start, end)) = shared_file_mapping(line, root) else {
             continue;
         };
         // SAFETY: the range is a whole mapping of a file, shared (`MAP_SHARED`), as the
@@ -51,16 +52,26 @@ pub(crate) fn release_mapped_vectors(root: &Path) -> u64 {
     released
 }
 
+/// Drops this process's mappings of the files under `dir` (see [`release_mapped_pages`]): for
+/// other memory-mapped indexes, such as the keyword index, whose searches map pages of its
+/// files the same way. Returns the bytes of mapping released (0 when `dir` does not exist).
+pub fn release_mapped_files(dir: &Path) -> u64 {
+    match dir.canonicalize() {
+        Ok(root) => release_mapped_pages(&root),
+        Err(_) => 0,
+    }
+}
+
 /// Elsewhere the mappings are left to the system.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn release_mapped_vectors(_root: &Path) -> u64 {
+pub(crate) fn release_mapped_pages(_root: &Path) -> u64 {
     0
 }
 
-/// The address range of a `/proc/self/maps` line when it is a shared mapping of a file of
-/// full vectors under `root`.
+/// The address range of a `/proc/self/maps` line when it is a shared mapping of a file
+/// under `root`.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn shared_vector_mapping(line: &str, root: &str) -> Option<(usize, usize)> {
+fn shared_file_mapping(line: &str, root: &str) -> Option<(usize, usize)> {
     // start-end perms offset dev inode path
     let mut fields = line.splitn(6, ' ');
     let range = fields.next()?;
@@ -72,30 +83,13 @@ fn shared_vector_mapping(line: &str, root: &str) -> Option<(usize, usize)> {
     let under = path
         .strip_prefix(root)
         .is_some_and(|rest| rest.starts_with('/'));
-    if !under || !is_full_vectors(path) {
+    if !under {
         return None;
     }
     let (start, end) = range.split_once('-')?;
     let start = usize::from_str_radix(start, 16).ok()?;
     let end = usize::from_str_radix(end, 16).ok()?;
     (end > start && start.is_multiple_of(page_size())).then_some((start, end))
-}
-
-/// A file of full vectors: `matrix.dat` of an indexed segment, or a
-/// `vector_storage-<kind>/vectors/chunk_<n>.mmap` of the appendable one.
-fn is_full_vectors(path: &str) -> bool {
-    let mut parts = path.rsplit('/');
-    let (Some(file), Some(parent), Some(storage)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return false;
-    };
-    if file == VECTORS_FILE {
-        return parent.starts_with("vector_storage-");
-    }
-    file.starts_with("chunk_")
-        && file.ends_with(".mmap")
-        && parent == "vectors"
-        && storage.starts_with("vector_storage-")
 }
 
 fn page_size() -> usize {
@@ -117,54 +111,53 @@ mod tests {
     const ROOT: &str = "/home/u/.local/share/cairn/index/vectors/shards";
 
     #[test]
-    fn only_shared_full_vector_files_under_the_index_are_released() {
+    fn only_shared_mappings_of_files_under_the_index_are_released() {
         let line = |perms: &str, path: &str| {
             format!("7f0000000000-7f0000200000 {perms} 00000000 fd:01 123   {path}")
         };
-        let ok = line(
-            "r--s",
-            &format!("{ROOT}/chunk/segments/ab/vector_storage-chunk/matrix.dat"),
-        );
-        assert_eq!(
-            shared_vector_mapping(&ok, ROOT),
-            Some((0x7f00_0000_0000, 0x7f00_0020_0000))
-        );
-        let writable = line(
-            "rw-s",
-            &format!("{ROOT}/cue/segments/x/vector_storage-cue/matrix.dat"),
-        );
-        assert!(shared_vector_mapping(&writable, ROOT).is_some());
-        let appendable = line(
-            "rw-s",
-            &format!("{ROOT}/cue/segments/x/vector_storage-cue/vectors/chunk_0.mmap"),
-        );
-        assert!(shared_vector_mapping(&appendable, ROOT).is_some());
+        for (perms, file) in [
+            // full vectors of an indexed segment and of the appendable one
+            ("r--s", "chunk/segments/ab/vector_storage-chunk/matrix.dat"),
+            (
+                "rw-s",
+                "cue/segments/x/vector_storage-cue/vectors/chunk_0.mmap",
+            ),
+            // the graph, payloads, an id tracker, the WAL
+            (
+                "r--s",
+                "chunk/segments/ab/vector_index-chunk/links_compressed.bin",
+            ),
+            ("rw-s", "cue/segments/x/payload_storage/page_0.dat"),
+            ("rw-s", "cue/segments/x/id_tracker.versions"),
+            ("rw-s", "summary/wal/open-40"),
+        ] {
+            assert_eq!(
+                shared_file_mapping(&line(perms, &format!("{ROOT}/{file}")), ROOT),
+                Some((0x7f00_0000_0000, 0x7f00_0020_0000)),
+                "{file}"
+            );
+        }
         for refused in [
             // private: a copy-on-write page could hold changes of its own
             line(
                 "r--p",
                 &format!("{ROOT}/chunk/segments/ab/vector_storage-chunk/matrix.dat"),
             ),
-            // the 1-bit codes of the appendable segment
-            line(
-                "rw-s",
-                &format!("{ROOT}/cue/segments/x/vector_storage-cue/quantized_data/chunk_0.mmap"),
-            ),
-            // another file of the index (the graph, the codes)
-            line(
-                "r--s",
-                &format!("{ROOT}/chunk/segments/ab/vector_index-chunk/links_compressed.bin"),
-            ),
             // another index whose folder only starts like this one
             line(
                 "r--s",
                 &format!("{ROOT}2/chunk/segments/ab/vector_storage-chunk/matrix.dat"),
             ),
+            // a file elsewhere (the keyword index, the program)
+            line("r--s", "/home/u/.local/share/cairn/index/text/a.store"),
+            // the folder itself is not a file under it
+            line("r--s", ROOT),
             // anonymous memory
             "7f0000000000-7f0000200000 rw-p 00000000 00:00 0 ".to_string(),
+            "7f0000000000-7f0000200000 rw-s 00000000 00:01 7   /dev/zero (deleted)".to_string(),
             "garbage".to_string(),
         ] {
-            assert_eq!(shared_vector_mapping(&refused, ROOT), None, "{refused}");
+            assert_eq!(shared_file_mapping(&refused, ROOT), None, "{refused}");
         }
     }
 
@@ -177,7 +170,7 @@ mod tests {
         let path = root
             .join("seg")
             .join("vector_storage-cue")
-            .join(VECTORS_FILE);
+            .join("matrix.dat");
         fs_err::create_dir_all(path.parent().unwrap()).unwrap();
         let len = 64 * page_size();
         let mut file = fs_err::File::create(&path).unwrap();
@@ -201,11 +194,11 @@ mod tests {
         let mapped = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
         let sum = |s: &[u8]| s.iter().map(|&b| u64::from(b)).sum::<u64>();
         let before = sum(mapped);
-        let released = release_mapped_vectors(&root);
+        let released = release_mapped_pages(&root);
         assert_eq!(released, len as u64, "the mapping was found and released");
         assert_eq!(sum(mapped), before, "the data reads back the same");
         assert_eq!(mapped, &data[..]);
-        assert_eq!(release_mapped_vectors(&root.join("elsewhere")), 0);
+        assert_eq!(release_mapped_pages(&root.join("elsewhere")), 0);
         // SAFETY: unmapping the mapping made above; `mapped` is not used after this.
         unsafe { libc::munmap(ptr, len) };
     }

@@ -591,7 +591,7 @@ fn embedded_index_persists_across_reopen() {
     let quantized = index
         .search(VectorKind::Cue, &query, &VectorFilter::default(), 10, false)
         .unwrap();
-    let released = index.release_mapped_vectors();
+    let released = index.release_mapped_pages();
     if cfg!(target_os = "linux") {
         assert!(
             released > 0,

@@ -40,3 +40,79 @@ pub(crate) async fn start_service(
     .await
     .unwrap()
 }
+
+/// The store's integrity check is not on the start path (it reads the whole file); the
+/// service runs it right after start, and a damaged page that opening never read is named
+/// in status while everything else goes on answering.
+#[tokio::test]
+async fn a_damaged_page_of_the_store_is_reported_in_status_after_start() {
+    use cairn_core::{Chunk, NewRecord, Outcome, RecordId};
+    let home = tempfile::tempdir().unwrap();
+    let paths = Paths::under(home.path());
+    paths.create_all().unwrap();
+    let store = cairn_store::Store::open(&paths.database()).await.unwrap();
+    let batch: Vec<(NewRecord, Vec<Chunk>)> = (0..400)
+        .map(|i| {
+            let id = RecordId::derive("test", "session", &i.to_string());
+            let text = format!("turn {i} {}", "words of a long turn ".repeat(80));
+            let rec = NewRecord {
+                id: id.clone(),
+                framework: "test".into(),
+                session_id: "session".into(),
+                project: None,
+                cwd: None,
+                model: None,
+                outcome: Outcome::Success,
+                started_at: chrono::Utc::now(),
+                ended_at: None,
+                request: format!("request {i}"),
+                author: None,
+                text: text.clone(),
+                content: serde_json::json!({ "messages": [{ "role": "user", "text": text }] }),
+                source: None,
+            };
+            let chunk = Chunk {
+                record_id: id,
+                ord: 0,
+                start: 0,
+                text,
+            };
+            (rec, vec![chunk])
+        })
+        .collect();
+    store.append_records(&batch).await.unwrap();
+    store.close().await.unwrap();
+    let mut bytes = fs_err::read(paths.database()).unwrap();
+    let at = (bytes.len() * 3 / 4) / 4096 * 4096;
+    bytes[at..at + 3 * 4096].fill(0);
+    fs_err::write(paths.database(), &bytes).unwrap();
+
+    let handle = start_service(home.path(), false, None).await;
+    let service = handle.service();
+    let mut warnings = Vec::new();
+    for _ in 0..150 {
+        let status = service
+            .dispatch("status", serde_json::json!({}))
+            .await
+            .unwrap();
+        warnings = status["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect();
+        if warnings.iter().any(|w| w.contains("integrity check")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let found = warnings
+        .iter()
+        .find(|w| w.contains("integrity check"))
+        .unwrap_or_else(|| panic!("status never named the damage: {warnings:?}"));
+    assert!(
+        found.contains(&paths.database().display().to_string()),
+        "{found}"
+    );
+    handle.shutdown().await;
+}
