@@ -237,6 +237,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let indexed = t.elapsed();
         // The graph build's peak memory, from here.
         reset_peak_rss();
+        let before_build = rss_mib();
         let t = Instant::now();
         vectors
             .optimize()
@@ -247,10 +248,13 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let optimized = t.elapsed();
         let build_peak = status_mib("VmHWM:");
         eprintln!(
-            "  loaded in {:.1} s, BM25 indexed in {:.1} s, HNSW built in {:.1} s",
+            "  loaded in {:.1} s, BM25 indexed in {:.1} s, HNSW built in {:.1} s (RSS {:.0} MiB \
+             before the build, peak {:.0} MiB during it)",
             load.as_secs_f64(),
             indexed.as_secs_f64(),
-            optimized.as_secs_f64()
+            optimized.as_secs_f64(),
+            before_build,
+            build_peak
         );
         drop(text);
         drop(vectors);

@@ -268,10 +268,12 @@ impl EmbeddedIndex {
         for edge in &shard.edges {
             changed |=
                 guarded("optimize", || edge.optimize())?.map_err(|e| map_error("optimize", e))?;
+            // A graph build reads every vector of its kind through the mappings (the old
+            // segments' and the new one's): given back before the next kind's build, so the
+            // peak is one kind's, not the sum of three.
+            self.release_mapped_pages();
         }
         drop(guard);
-        // A graph build reads every vector of a segment through its mapping.
-        self.release_mapped_pages();
         Ok(changed)
     }
 
