@@ -54,6 +54,20 @@ bash scripts/bundle.sh --debug --no-build
 step "Rust tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 
+# No package registry ships a Qdrant server: the suites that need one run only where one is
+# given, and say so otherwise.
+if [ -n "${CAIRN_TEST_QDRANT_URL:-}" ] || [ -n "${CAIRN_TEST_QDRANT_BIN:-}" ]; then
+  step "Qdrant server suites (remote conformance, index migrate, sidecar)"
+  filter=""
+  [ -n "${CAIRN_TEST_QDRANT_URL:-}" ] && filter="test(remote_conforms) | test(index_migrate)"
+  if [ -n "${CAIRN_TEST_QDRANT_BIN:-}" ]; then
+    filter="${filter:+$filter | }test(sidecar)"
+  fi
+  cargo nextest run --workspace --locked --no-fail-fast --run-ignored only -E "$filter"
+else
+  echo "Qdrant server suites not run: set CAIRN_TEST_QDRANT_URL (a running server) or CAIRN_TEST_QDRANT_BIN (a qdrant binary) to run them."
+fi
+
 step "UI checks and unit tests (svelte-check, Vitest)"
 (cd ui && npm run --silent check && npm test --silent)
 

@@ -1055,11 +1055,14 @@ fn index_migrate_refuses_what_it_cannot_reach_and_changes_nothing() {
 
 /// The migration against a real Qdrant server: every vector copied, the config file names
 /// the server, and after a restart dense search answers from it. Needs a server:
-/// `QDRANT_URL=http://host:6334 cargo nextest run -p cairn-cli --run-ignored only -E 'test(index_migrate)'`.
+/// `CAIRN_TEST_QDRANT_URL=http://host:6334 npm test` (or `cargo nextest run -p cairn-cli
+/// --run-ignored only -E 'test(index_migrate)'` with it set).
 #[test]
-#[ignore = "needs a running Qdrant server (QDRANT_URL)"]
+#[ignore = "needs a running Qdrant server (CAIRN_TEST_QDRANT_URL)"]
 fn index_migrate_copies_every_vector_to_a_real_server_and_search_uses_it_after_a_restart() {
-    let url = std::env::var("QDRANT_URL").expect("set QDRANT_URL to run the remote suite");
+    let url = std::env::var("CAIRN_TEST_QDRANT_URL")
+        .or_else(|_| std::env::var("QDRANT_URL"))
+        .expect("set CAIRN_TEST_QDRANT_URL to run the remote suite");
     let model = test_model();
     let home = tempfile::tempdir().unwrap();
     let ch = tempfile::tempdir().unwrap();

@@ -987,14 +987,16 @@ fn keyring_is_used_or_reported_unavailable() {
     }
 }
 
-/// Needs a Qdrant server binary, which no package registry ships: it is not part of
-/// `npm test`, and is reported as ignored there, never as a pass. Run it with
-/// `QDRANT_BIN=/path/to/qdrant cargo nextest run -p cairn-vectors --run-ignored only`.
+/// Needs a Qdrant server binary, which no package registry ships: without one `npm test`
+/// reports it as ignored, never as a pass. Run it with
+/// `CAIRN_TEST_QDRANT_BIN=/path/to/qdrant npm test` (or `cargo nextest run -p cairn-vectors
+/// --run-ignored only` with it set).
 #[test]
-#[ignore = "needs a Qdrant server binary (QDRANT_BIN)"]
+#[ignore = "needs a Qdrant server binary (CAIRN_TEST_QDRANT_BIN)"]
 fn sidecar_conforms() {
-    let bin = std::env::var_os("QDRANT_BIN")
-        .expect("set QDRANT_BIN to a qdrant binary to run the sidecar suite");
+    let bin = std::env::var_os("CAIRN_TEST_QDRANT_BIN")
+        .or_else(|| std::env::var_os("QDRANT_BIN"))
+        .expect("set CAIRN_TEST_QDRANT_BIN to a qdrant binary to run the sidecar suite");
     let dir = tempfile::tempdir().unwrap();
     let sidecar = Sidecar::start(Path::new(&bin), dir.path()).unwrap();
     let index = ServerIndex::connect_sidecar(&sidecar, "cairn-conformance").unwrap();
@@ -1014,15 +1016,19 @@ fn sidecar_conforms() {
     println!("sidecar {pid} stopped");
 }
 
-/// Needs a running Qdrant server (`QDRANT_URL`, and `QDRANT_API_KEY` when it has one):
-/// not part of `npm test`, reported as ignored there. Run it with
-/// `QDRANT_URL=http://host:6334 cargo nextest run -p cairn-vectors --run-ignored only`.
+/// Needs a running Qdrant server (`CAIRN_TEST_QDRANT_URL`, and `CAIRN_TEST_QDRANT_API_KEY`
+/// when it has one): reported as ignored by `npm test` without one; with one,
+/// `CAIRN_TEST_QDRANT_URL=http://host:6334 npm test` runs it (or `cargo nextest run -p
+/// cairn-vectors --run-ignored only` with it set).
 #[test]
-#[ignore = "needs a running Qdrant server (QDRANT_URL)"]
+#[ignore = "needs a running Qdrant server (CAIRN_TEST_QDRANT_URL)"]
 fn remote_conforms() {
-    let url = std::env::var("QDRANT_URL")
-        .expect("set QDRANT_URL (and QDRANT_API_KEY) to run the remote suite");
-    let key = std::env::var("QDRANT_API_KEY").ok();
+    let url = std::env::var("CAIRN_TEST_QDRANT_URL")
+        .or_else(|_| std::env::var("QDRANT_URL"))
+        .expect("set CAIRN_TEST_QDRANT_URL (and CAIRN_TEST_QDRANT_API_KEY) to run the remote suite");
+    let key = std::env::var("CAIRN_TEST_QDRANT_API_KEY")
+        .or_else(|_| std::env::var("QDRANT_API_KEY"))
+        .ok();
     let mut rng = Rng(std::process::id() as u64);
     let collection = format!("cairn-conformance-{:08x}", rng.next_u64() as u32);
     let index = ServerIndex::connect(&url, key, &collection).unwrap();
