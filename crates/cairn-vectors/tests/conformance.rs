@@ -1025,7 +1025,9 @@ fn sidecar_conforms() {
 fn remote_conforms() {
     let url = std::env::var("CAIRN_TEST_QDRANT_URL")
         .or_else(|_| std::env::var("QDRANT_URL"))
-        .expect("set CAIRN_TEST_QDRANT_URL (and CAIRN_TEST_QDRANT_API_KEY) to run the remote suite");
+        .expect(
+            "set CAIRN_TEST_QDRANT_URL (and CAIRN_TEST_QDRANT_API_KEY) to run the remote suite",
+        );
     let key = std::env::var("CAIRN_TEST_QDRANT_API_KEY")
         .or_else(|_| std::env::var("QDRANT_API_KEY"))
         .ok();
