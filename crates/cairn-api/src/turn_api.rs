@@ -166,7 +166,21 @@ impl Service {
             Some(_) => match fs_err::read_to_string(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))
-            {
+                .and_then(|r| {
+                    // A model trained before the inputs changed cannot score today's rows.
+                    if r.feature_names()
+                        .iter()
+                        .map(String::as_str)
+                        .eq(note::FEATURES)
+                    {
+                        Ok(r)
+                    } else {
+                        Err(format!(
+                            "it was trained on other inputs ({}); run `cairn ranker train` again",
+                            r.feature_names().join(", ")
+                        ))
+                    }
+                }) {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::warn!(error = %e, path = %path.display(), "cannot load the trained ranker; using the shipped one");
@@ -330,6 +344,48 @@ impl Service {
             corpora.push(corpus);
             index
         });
+        // How many of the prompt's words, and of its names, the memory knows at all, where
+        // the note may show from (not the asking conversation; when replayed, only what was
+        // said by then).
+        let (known, names_known) = {
+            let words: Vec<String> = note::content_words(&req.prompt).into_iter().collect();
+            let names = note::names(&req.prompt);
+            let until = replayed.then_some(now);
+            let indexes: Vec<(Arc<cairn_index::TextIndex>, Option<String>)> = corpora
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let own = if i == 0 {
+                        q.exclude_session.clone()
+                    } else {
+                        None
+                    };
+                    (c.text.clone(), own)
+                })
+                .collect();
+            if words.is_empty() && names.is_empty() {
+                (None, None)
+            } else {
+                tokio::task::spawn_blocking(move || {
+                    let share = |ws: &[String]| {
+                        (!ws.is_empty()).then(|| {
+                            let held = ws
+                                .iter()
+                                .filter(|w| {
+                                    indexes.iter().any(|(text, own)| {
+                                        text.holds_word(w, until, own.as_deref()).unwrap_or(false)
+                                    })
+                                })
+                                .count();
+                            held as f64 / ws.len() as f64
+                        })
+                    };
+                    (share(&words), share(&names))
+                })
+                .await
+                .unwrap_or((None, None))
+            }
+        };
         let rerank = self.reranker().await.is_some();
         let (hits, _) = self
             .retrieve(
@@ -434,6 +490,8 @@ impl Service {
             project: req.project.as_deref(),
             framework: Some(req.framework.as_str()),
             now,
+            known,
+            names_known,
         };
         let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
         let mut rows = note::features(&asked, &pairs);
@@ -491,7 +549,7 @@ impl Service {
                 }
             }
         }
-        let bar = note::bar(!judged_by.is_empty());
+        let bar = note::bar(!judged_by.is_empty(), names_known);
         let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();
         let shown_at = note::choose(&metas, &probs, bar);
         // A shown record is told by its whole request, not the passage that matched.

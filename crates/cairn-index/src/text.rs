@@ -271,6 +271,97 @@ impl TextIndex {
             .unwrap_or(0)
     }
 
+    /// Whether the index holds `word`: every token it gives after the index's normalisation
+    /// and stemming ("versions.tf" gives two) is in the words or the context (author, date,
+    /// framework, project) of some document from at most `until` and outside
+    /// `exclude_session`. Each token's look-up stops at the first document found: for asking
+    /// whether a memory knows a word at all, cheaply. A word with no token is not held.
+    pub fn holds_word(
+        &self,
+        word: &str,
+        until: Option<Timestamp>,
+        exclude_session: Option<&str>,
+    ) -> Result<bool, Error> {
+        let Some(mut analyzer) = self.index.tokenizers().get(TOKENIZER) else {
+            return Ok(false);
+        };
+        let mut tokens: Vec<String> = Vec::new();
+        let mut stream = analyzer.token_stream(word);
+        while let Some(t) = stream.next() {
+            if !tokens.contains(&t.text) {
+                tokens.push(t.text.clone());
+            }
+        }
+        if tokens.is_empty() {
+            return Ok(false);
+        }
+        let searcher = self.reader.searcher();
+        for token in &tokens {
+            if !self.holds_token(&searcher, token, until, exclude_session)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether one analysed token is in a live document in reach (see [`Self::holds_word`]).
+    fn holds_token(
+        &self,
+        searcher: &tantivy::Searcher,
+        token: &str,
+        until: Option<Timestamp>,
+        exclude_session: Option<&str>,
+    ) -> Result<bool, Error> {
+        use tantivy::query::EnableScoring;
+        use tantivy::{DocSet, TERMINATED};
+        let f = self.f;
+        let term = |field: Field| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, &token),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(
+            Occur::Must,
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Should, term(f.text)),
+                (Occur::Should, term(f.context)),
+            ])),
+        )];
+        if let Some(t) = until {
+            clauses.push((
+                Occur::Must,
+                Box::new(RangeQuery::new(
+                    Bound::Unbounded,
+                    Bound::Included(Term::from_field_i64(f.ts, t.timestamp_millis())),
+                )),
+            ));
+        }
+        if let Some(s) = exclude_session {
+            clauses.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.session, s),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        let query = BooleanQuery::new(clauses);
+        let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+        for segment in searcher.segment_readers() {
+            let mut docs = weight.scorer(segment, 1.0)?;
+            let alive = segment.alive_bitset();
+            let mut doc = docs.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    return Ok(true);
+                }
+                doc = docs.advance();
+            }
+        }
+        Ok(false)
+    }
+
     /// Replaces a record's documents with its current text, one per chunk.
     pub fn put(&self, record: &Record, chunks: &[Chunk]) -> Result<(), Error> {
         let f = self.f;

@@ -232,3 +232,33 @@ async fn a_unit_carries_its_author_and_date_and_words_are_stemmed() {
     // "paintings" finds "painting" (stemming).
     assert_eq!(ids(TextQuery::new("paintings", 5)), [id(3)]);
 }
+
+#[tokio::test]
+async fn a_word_is_known_when_a_unit_in_reach_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, index) = fixture(dir.path()).await;
+    // Stemmed and folded like search; context (framework) counts.
+    assert!(index.holds_word("Migrations", None, None).unwrap());
+    assert!(index.holds_word("VITE", None, None).unwrap());
+    assert!(index.holds_word("codex", None, None).unwrap());
+    assert!(!index.holds_word("kestrel", None, None).unwrap());
+    assert!(!index.holds_word("", None, None).unwrap());
+    // A word of several tokens is held when every token is.
+    assert!(index.holds_word("statement_timeout", None, None).unwrap());
+    assert!(index.holds_word("vite/postgres", None, None).unwrap());
+    assert!(!index.holds_word("vite/kestrel", None, None).unwrap());
+    // Only what was said by then: "vite" was said 40 days ago.
+    let before = chrono::Utc::now() - chrono::Duration::days(50);
+    assert!(!index.holds_word("vite", Some(before), None).unwrap());
+    assert!(
+        index
+            .holds_word("vite", Some(chrono::Utc::now()), None)
+            .unwrap()
+    );
+    // Not the asking conversation's own words (record 2 is session s2).
+    assert!(!index.holds_word("vite", None, Some("s2")).unwrap());
+    assert!(index.holds_word("postgres", None, Some("s2")).unwrap());
+    // Forgotten words are not known.
+    index.clear().unwrap();
+    assert!(!index.holds_word("postgres", None, None).unwrap());
+}

@@ -2,7 +2,7 @@
 //! from the labelled set in `data/ranker/`.
 //!
 //! `cargo run -p cairn-recall --example ranker-bootstrap -- --out crates/cairn-recall/ranker/model.txt`
-//! trains a small model (150 trees) on a synthetic feature matrix with the pipeline's 20
+//! trains a small model (150 trees) on a synthetic feature matrix with the pipeline's 22
 //! feature columns, so `Ranker::shipped()` has a model of the right shape. The matrix is
 //! made up: the model's scores mean nothing.
 //!
@@ -13,7 +13,7 @@ use std::time::Instant;
 use cairn_recall::ranker::{Example, Ranker, TrainOptions, train};
 
 /// The pipeline's feature vector, in order.
-const NAMES: [&str; 20] = cairn_recall::note::FEATURES;
+const NAMES: [&str; 22] = cairn_recall::note::FEATURES;
 
 /// SplitMix64, uniform in [0, 1).
 struct Rng(u64);
@@ -43,6 +43,21 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
             0
         };
         let query_words = (3.0 + r.u() * 25.0).floor();
+        // A request that needs something mostly uses words the memory knows.
+        let known = if needed > 0 {
+            (0.6 + 0.4 * r.u()).min(1.0)
+        } else {
+            r.u()
+        };
+        // Most requests name nothing (NaN); one naming things the memory knows is more
+        // often about it.
+        let names_known = if r.u() < 0.7 {
+            f64::NAN
+        } else if needed > 0 {
+            (0.5 + 0.5 * r.u()).min(1.0)
+        } else {
+            r.u()
+        };
         let mut rows: Vec<(Vec<f64>, bool)> = (0..per_group)
             .map(|c| {
                 let label = c < needed;
@@ -87,6 +102,8 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                     (40.0 + r.u() * 1500.0).floor(),
                     (r.u() * 0.5 + lift).min(1.0),
                     judge,
+                    known,
+                    names_known,
                 ];
                 (features, label)
             })

@@ -8,10 +8,12 @@
 //! 2. [`features`] turns each candidate into the ranker's inputs ([`FEATURES`], in that
 //!    order; a missing signal is NaN): the judges' scores, the similarities, its rank and
 //!    the gap to the best, its age, same project and framework, note or item and its kind,
-//!    how often it was shown and marked not useful, the query's length, the words they share.
+//!    how often it was shown and marked not useful, the query's length, the words they
+//!    share, and how many of the query's words the memory knows at all.
 //! 3. The ranker (a LightGBM model, [`crate::ranker`]) gives each a probability that this
 //!    turn needs it. [`choose`] keeps at most [`MAX_ENTRIES`] at or above the bar:
-//!    [`BAR`] when a judge answered, [`BAR_UNJUDGED`] when none did.
+//!    [`BAR`] when a judge answered, [`BAR_UNJUDGED`] when none did, and
+//!    [`BAR_UNKNOWN_NAMES`] when the prompt names things the memory has never seen.
 //! 4. [`render`] frames each kept one as a record of what happened before (with its id, so
 //!    `open` can expand it), never as an instruction, each cut to [`ENTRY_CHARS`]
 //!    characters, inside the `<cairn-memory>` marks capture recognises.
@@ -27,6 +29,10 @@ pub const MAX_ENTRIES: usize = 3;
 pub const BAR: f32 = 0.3;
 /// The stricter bar when no judge answered.
 pub const BAR_UNJUDGED: f32 = 0.4;
+/// The bar when the prompt names things ([`names`]) and the memory knows none of them: a
+/// request about someone or something the memory never saw is rarely about what it holds,
+/// so only a strong match is shown.
+pub const BAR_UNKNOWN_NAMES: f32 = 0.7;
 /// The most characters of each entry's text.
 pub const ENTRY_CHARS: usize = 420;
 /// The mark that opens a note (capture recognises it and keeps the note out of the user's
@@ -36,7 +42,7 @@ pub const OPEN: &str = "<cairn-memory>";
 pub const CLOSE: &str = "</cairn-memory>";
 
 /// The ranker's inputs, in order.
-pub const FEATURES: [&str; 20] = [
+pub const FEATURES: [&str; 22] = [
     "fused",
     "dense",
     "keyword",
@@ -57,15 +63,17 @@ pub const FEATURES: [&str; 20] = [
     "text_chars",
     "overlap",
     "llm_judge",
+    "query_known",
+    "names_known",
 ];
 
 /// The direction each input may move the probability, in the order of [`FEATURES`]: more
 /// similarity (fused, dense, keyword, the judges, shared words) and importance may only
-/// raise it; a lower rank, a bigger gap to the best and "not useful" marks may only lower it;
-/// the rest is free. Whatever set trains the ranker, it cannot learn that a closer match is
-/// less needed.
-pub const MONOTONE: [i8; 20] = [
-    1, 1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 1, 0, -1, 0, 0, 1, 1,
+/// raise it, and so may more of the query's words and names known to the memory; a lower
+/// rank, a bigger gap to the best and "not useful" marks may only lower it; the rest is
+/// free. Whatever set trains the ranker, it cannot learn that a closer match is less needed.
+pub const MONOTONE: [i8; 22] = [
+    1, 1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 1, 0, -1, 0, 0, 1, 1, 1, 1,
 ];
 
 /// What a candidate is.
@@ -155,6 +163,15 @@ pub struct Asked<'a> {
     pub framework: Option<&'a str>,
     /// When.
     pub now: Timestamp,
+    /// The share of the prompt's content words ([`content_words`]) that the memory holds
+    /// anywhere it may be shown from (outside the asking conversation, by `now`), when the
+    /// caller asked: a request whose distinctive words the memory never saw (another
+    /// project's names, another person's) is rarely about anything in it.
+    pub known: Option<f64>,
+    /// The same share for the prompt's names ([`names`]: people, places, files,
+    /// identifiers), when it has any and the caller asked: a request naming only things the
+    /// memory never saw is about something else.
+    pub names_known: Option<f64>,
 }
 
 const STOP: &[&str] = &[
@@ -172,6 +189,42 @@ pub fn content_words(text: &str) -> HashSet<String> {
         .map(|w| w.trim_matches('\'').to_lowercase())
         .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
         .collect()
+}
+
+/// The words of `text` that name something rather than say it, as written: a capitalised
+/// word that does not start a sentence ("Caroline", "Postgres"), and any word holding a
+/// digit, an underscore, a slash, an inner capital or an inner dot ("v2", "max_conn",
+/// "/reports", "useState", "versions.tf"). Possessives lose their "'s"; each name once.
+pub fn names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut sentence_start = true;
+    for raw in text.split_whitespace() {
+        let ends_sentence = raw
+            .trim_end_matches(|c: char| c == '"' || c == '\'' || c == ')' || c == '`')
+            .ends_with(['.', '?', '!', ':']);
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
+        let w = w
+            .strip_suffix("'s")
+            .or_else(|| w.strip_suffix("\u{2019}s"))
+            .unwrap_or(w);
+        let starts_upper = w.chars().next().is_some_and(char::is_uppercase);
+        let inner = |f: fn(char) -> bool| w.chars().skip(1).any(f);
+        let inner_dot = w
+            .char_indices()
+            .any(|(i, c)| c == '.' && i > 0 && w[i + 1..].starts_with(char::is_alphabetic));
+        let is_name = w.chars().count() >= 2
+            && w.chars().any(char::is_alphabetic)
+            && ((starts_upper && !sentence_start && !STOP.contains(&w.to_lowercase().as_str()))
+                || w.chars()
+                    .any(|c| c.is_ascii_digit() || c == '_' || c == '/')
+                || (inner(char::is_uppercase) && w.chars().any(char::is_lowercase))
+                || inner_dot);
+        if is_name && !out.iter().any(|o| o == w) {
+            out.push(w.to_owned());
+        }
+        sentence_start = ends_sentence;
+    }
+    out
 }
 
 fn opt(v: Option<f32>) -> f64 {
@@ -255,14 +308,23 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 m.text.chars().count() as f64,
                 overlap,
                 opt(s.llm),
+                asked.known.unwrap_or(f64::NAN),
+                asked.names_known.unwrap_or(f64::NAN),
             ]
         })
         .collect()
 }
 
-/// The bar for a turn: [`BAR`] when a judge answered, [`BAR_UNJUDGED`] otherwise.
-pub fn bar(judged: bool) -> f32 {
-    if judged { BAR } else { BAR_UNJUDGED }
+/// The bar for a turn: [`BAR`] when a judge answered, [`BAR_UNJUDGED`] otherwise; at least
+/// [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows none of them
+/// (`names_known` is [`Asked::names_known`]).
+pub fn bar(judged: bool, names_known: Option<f64>) -> f32 {
+    let bar = if judged { BAR } else { BAR_UNJUDGED };
+    if names_known == Some(0.0) {
+        bar.max(BAR_UNKNOWN_NAMES)
+    } else {
+        bar
+    }
 }
 
 /// The positions of the entries a note shows: at most [`MAX_ENTRIES`] with a probability at
@@ -386,6 +448,26 @@ mod tests {
     }
 
     #[test]
+    fn names_are_what_a_prompt_names_not_what_it_says() {
+        assert_eq!(
+            names("When did Caroline's sister visit Paris? She went in May."),
+            ["Caroline", "Paris", "May"]
+        );
+        assert_eq!(
+            names("add a call to the new /reports endpoint in versions.tf, then bump v2"),
+            ["/reports", "versions.tf", "v2"]
+        );
+        assert_eq!(
+            names("why does useState re-render? I think max_conn is low. Fine."),
+            ["useState", "max_conn"]
+        );
+        // Nothing named: a plain request, sentence starts, "I", numbers alone.
+        assert!(names("Fix the failing test. Then run it 3 times").is_empty());
+        assert!(names("I said: Deploy it.").is_empty());
+        assert!(names("").is_empty());
+    }
+
+    #[test]
     fn features_follow_the_named_order_and_mark_missing_signals() {
         let now = chrono::Utc::now();
         let mut m = meta("r_1", "the postgres port is 5433 in dev");
@@ -395,6 +477,8 @@ mod tests {
             project: Some("p"),
             framework: Some("claude-code"),
             now,
+            known: Some(0.75),
+            names_known: Some(0.5),
         };
         let s = Signals {
             fused: 0.8,
@@ -409,6 +493,15 @@ mod tests {
         assert_eq!(f("same_framework"), 0.0);
         assert!(f("keyword").is_nan() && f("rerank").is_nan() && f("llm_judge").is_nan());
         assert!((f("overlap") - 2.0 / 3.0).abs() < 1e-9, "{}", f("overlap"));
+        assert_eq!(f("query_known"), 0.75);
+        assert_eq!(f("names_known"), 0.5);
+        let unasked = Asked {
+            known: None,
+            names_known: None,
+            ..asked.clone()
+        };
+        let row = &features(&unasked, &[(m.clone(), s)])[0];
+        assert!(row[20].is_nan() && row[21].is_nan());
         assert!(
             (f("gap_to_best_other") - -0.8).abs() < 1e-6,
             "alone, it leads by its whole score"

@@ -772,7 +772,7 @@ mod tests {
     use super::*;
 
     /// The pipeline's feature columns, in order.
-    const NAMES: [&str; 20] = crate::note::FEATURES;
+    const NAMES: [&str; 22] = crate::note::FEATURES;
 
     /// A separable set: the label follows two features (plus a little noise), the rest is
     /// noise; every 7th judge score missing.
@@ -937,17 +937,17 @@ mod tests {
     fn a_wrong_feature_count_is_a_clear_error() {
         let r = Ranker::shipped().unwrap();
         let err = r
-            .predict(&[vec![0.5; 20], vec![0.5; 19]])
+            .predict(&[vec![0.5; 22], vec![0.5; 21]])
             .unwrap_err()
             .to_string();
         assert_eq!(
-            err, "row 1 has 19 features, the ranker model expects 20",
+            err, "row 1 has 21 features, the ranker model expects 22",
             "{err}"
         );
         let mut ex = separable(20, 4, 6);
         ex[3].features.pop();
         let err = train(&ex, &NAMES, &small()).unwrap_err().to_string();
-        assert!(err.contains("row 3 has 19 features"), "{err}");
+        assert!(err.contains("row 3 has 21 features"), "{err}");
     }
 
     #[test]
@@ -1006,7 +1006,7 @@ mod tests {
         let handles: Vec<_> = (0..4)
             .map(|i| {
                 let r = r.clone();
-                thread::spawn(move || r.predict(&[vec![i as f64 / 4.0; 20]]).unwrap()[0])
+                thread::spawn(move || r.predict(&[vec![i as f64 / 4.0; 22]]).unwrap()[0])
             })
             .collect();
         for h in handles {

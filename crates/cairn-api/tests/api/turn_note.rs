@@ -315,6 +315,61 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     let after = service.dispatch("note_log", json!({})).await.unwrap()["turns"].clone();
     assert_eq!(before, after, "a dry run was logged");
 
+    // A prompt naming someone or something the memory never saw needs a stronger match:
+    // the bar rises to BAR_UNKNOWN_NAMES. Names it knows ("Postgres", "DATABASE_URL") leave
+    // the bar as it was; the ranker gets the share of words and of names known.
+    let asked = |prompt: &'static str| {
+        let service = service.clone();
+        async move {
+            service
+                .turn_note_whole(cairn_core::api::TurnNoteReq {
+                    framework: "claude-code".into(),
+                    project: Some("github.com/acme/billing".into()),
+                    session_id: Some("s-now".into()),
+                    prompt: prompt.into(),
+                    dry_run: true,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+        }
+    };
+    let input = |cands: &[cairn_api::turn_api::Candidate], name: &str| -> f64 {
+        let at = cairn_recall::note::FEATURES
+            .iter()
+            .position(|f| *f == name)
+            .unwrap();
+        cands[0].features[at]
+    };
+    let (note, cands) =
+        asked("which port does Kestrel's staging postgres database listen on?").await;
+    assert!(
+        (note.bar - cairn_recall::note::BAR_UNKNOWN_NAMES).abs() < 1e-6,
+        "{}",
+        note.bar
+    );
+    assert_eq!(input(&cands, "names_known"), 0.0);
+    let unknown_words = input(&cands, "query_known");
+    for prompt in [
+        "which port does the staging Postgres database listen on?",
+        "which port does DATABASE_URL in .env.staging name?",
+    ] {
+        let (note, cands) = asked(prompt).await;
+        assert!(
+            (note.bar - cairn_recall::note::BAR_UNJUDGED).abs() < 1e-6,
+            "{prompt}: {}",
+            note.bar
+        );
+        assert_eq!(input(&cands, "names_known"), 1.0, "{prompt}");
+    }
+    let (_, cands) = asked("which port does the staging postgres database listen on?").await;
+    assert!(input(&cands, "names_known").is_nan(), "nothing named");
+    assert!(
+        input(&cands, "query_known") > unknown_words,
+        "{} <= {unknown_words}",
+        input(&cands, "query_known")
+    );
+
     // Memory off, or an empty message: silent, nothing logged.
     service
         .dispatch("memory_set", json!({"enabled": false}))

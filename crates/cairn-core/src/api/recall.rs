@@ -66,7 +66,8 @@ pub struct TurnNote {
     pub note: Option<String>,
     /// The entries shown.
     pub entries: Vec<NoteEntry>,
-    /// The bar an entry had to reach (0.3 with a judge, 0.4 without).
+    /// The bar an entry had to reach (0.3 with a judge, 0.4 without, at least 0.7 when the
+    /// prompt names only things the memory never saw).
     pub bar: f32,
     /// Which judges answered in time (`cross-encoder`, `llm`).
     pub judged_by: Vec<String>,
