@@ -15,7 +15,7 @@ note: string | null,
  */
 entries: Array<NoteEntry>, 
 /**
- * The bar an entry had to reach (0.3 with a judge, 0.4 without).
+ * The bar an entry had to reach (0.3 with a judge, 0.4 without, 0.7 for unknown names).
  */
 bar: number, 
 /**

@@ -66,8 +66,7 @@ pub struct TurnNote {
     pub note: Option<String>,
     /// The entries shown.
     pub entries: Vec<NoteEntry>,
-    /// The bar an entry had to reach (0.3 with a judge, 0.4 without, at least 0.7 when the
-    /// prompt names only things the memory never saw).
+    /// The bar an entry had to reach (0.3 with a judge, 0.4 without, 0.7 for unknown names).
     pub bar: f32,
     /// Which judges answered in time (`cross-encoder`, `llm`).
     pub judged_by: Vec<String>,
