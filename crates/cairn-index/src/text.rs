@@ -317,7 +317,7 @@ impl TextIndex {
         let f = self.f;
         let term = |field: Field| -> Box<dyn Query> {
             Box::new(TermQuery::new(
-                Term::from_field_text(field, &token),
+                Term::from_field_text(field, token),
                 IndexRecordOption::Basic,
             ))
         };

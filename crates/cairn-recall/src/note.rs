@@ -200,7 +200,7 @@ pub fn names(text: &str) -> Vec<String> {
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let ends_sentence = raw
-            .trim_end_matches(|c: char| c == '"' || c == '\'' || c == ')' || c == '`')
+            .trim_end_matches(['"', '\'', ')', '`'])
             .ends_with(['.', '?', '!', ':']);
         let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_' && c != '/');
         let w = w
