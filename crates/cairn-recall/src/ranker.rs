@@ -978,12 +978,10 @@ mod tests {
             .and_then(|rest| rest.split([' ', '\n']).next())
             .unwrap();
         let split = format!("split_feature={first}");
+        let outside = format!("split_feature={}", NAMES.len());
+        let outside_says = format!("splits on a feature outside 0..{}", NAMES.len());
         for (from, to, says) in [
-            (
-                split.as_str(),
-                "split_feature=20",
-                "splits on a feature outside 0..20",
-            ),
+            (split.as_str(), outside.as_str(), outside_says.as_str()),
             ("left_child=1 ", "left_child=0 ", "out of range or shared"),
             ("num_class=1", "num_class=0", "not a binary model"),
             ("num_cat=0", "num_cat=2", "categorical"),
