@@ -478,6 +478,15 @@ enum EvalCmd {
         #[arg(long)]
         json: bool,
     },
+    /// How the turn note would trade at each bar from 0.3 to 0.9, recomputed from the file
+    /// `cairn eval note --candidates FILE` wrote (no service, no model).
+    Bars {
+        /// The candidates file.
+        file: PathBuf,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Retrieval recall on a LoCoMo-format file.
     Locomo {
         /// The LoCoMo JSON file.
@@ -1050,6 +1059,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             .await
             .map(|_| ())
             .map_err(Failure::from),
+            Command::Eval {
+                what: EvalCmd::Bars { file, json },
+            } => note_eval::bars(&file, json)
+                .map(|_| ())
+                .map_err(Failure::from),
             Command::Ranker {
                 what:
                     RankerCmd::Train {

@@ -423,6 +423,210 @@ fn share(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
+/// One bar's figures, recomputed from a `--candidates` file.
+#[derive(Debug, Serialize)]
+pub struct BarRow {
+    /// The bar (raised for prompts whose names the memory knows none of, as the note does).
+    pub bar: f32,
+    /// Own questions that would get a note (share).
+    pub note_rate: f64,
+    /// Own questions needing an earlier turn whose note would hold one (share).
+    pub hit_rate: f64,
+    /// Entries that would be shown that are evidence (share).
+    pub precision: f64,
+    /// Foreign questions that would get no note (share).
+    pub foreign_silence: f64,
+    /// Own questions needing nothing that would get no note (share), when there are any.
+    pub silence_when_not_needed: Option<f64>,
+}
+
+/// What `cairn eval bars` reads from a `--candidates` file.
+#[derive(Debug, Serialize)]
+pub struct Bars {
+    /// Own questions in the file.
+    pub own: u64,
+    /// Foreign questions in the file.
+    pub foreign: u64,
+    /// Median `query_known` of own questions, of those needing an earlier turn, and of
+    /// foreign ones (questions with candidates).
+    pub query_known_median: [Option<f64>; 3],
+    /// Share of own and of foreign questions (with candidates) naming things of which the
+    /// memory knows none (`names_known` 0).
+    pub names_none_known: [f64; 2],
+    /// The figures at each bar.
+    pub rows: Vec<BarRow>,
+}
+
+/// One question of a `--candidates` file.
+#[derive(serde::Deserialize)]
+struct Asked {
+    foreign: bool,
+    needed: bool,
+    candidates: Vec<Scored>,
+}
+
+#[derive(serde::Deserialize)]
+struct Scored {
+    /// Null when the ranker gave no number.
+    p: Option<f32>,
+    evidence: bool,
+    features: Vec<Option<f64>>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// Runs `cairn eval bars`: how the note would trade at each bar, from the candidates one
+/// `cairn eval note --candidates FILE` run wrote (at most three entries at or above the bar,
+/// most probable first; the bar raised as the note raises it). No service, no model.
+pub fn bars(file: &Path, json: bool) -> anyhow::Result<Bars> {
+    use cairn_recall::note::{FEATURES, MAX_ENTRIES, raised};
+    let text = fs_err::read_to_string(file)?;
+    let column = |name: &str| FEATURES.iter().position(|f| *f == name);
+    let (known_at, names_at) = (column("query_known"), column("names_known"));
+    let mut asked: Vec<Asked> = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let a: Asked = serde_json::from_str(line).with_context(|| {
+            format!(
+                "line {} of {} is not a question's candidates (write the file with `cairn eval note --candidates`)",
+                i + 1,
+                file.display()
+            )
+        })?;
+        if let Some(c) = a
+            .candidates
+            .iter()
+            .find(|c| c.features.len() != FEATURES.len())
+        {
+            bail!(
+                "line {} of {} has {} ranker inputs, this build has {}: write it again with this build",
+                i + 1,
+                file.display(),
+                c.features.len(),
+                FEATURES.len()
+            );
+        }
+        asked.push(a);
+    }
+    if asked.is_empty() {
+        bail!("{} holds no questions", file.display());
+    }
+    let input = |a: &Asked, at: Option<usize>| -> Option<f64> {
+        a.candidates.first().and_then(|c| c.features[at?])
+    };
+    let with_cands = |foreign: bool, needed_only: bool| {
+        asked
+            .iter()
+            .filter(move |a| a.foreign == foreign && !a.candidates.is_empty())
+            .filter(move |a| !needed_only || a.needed)
+    };
+    let known = |foreign, needed_only| {
+        median(
+            with_cands(foreign, needed_only)
+                .filter_map(|a| input(a, known_at))
+                .collect(),
+        )
+    };
+    let none_known = |foreign| {
+        let all = with_cands(foreign, false).count() as u64;
+        let none = with_cands(foreign, false)
+            .filter(|a| input(a, names_at) == Some(0.0))
+            .count() as u64;
+        share(none, all)
+    };
+    let rows = [0.3f32, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+        .into_iter()
+        .map(|bar| {
+            let (mut n, mut noted, mut needed, mut hits, mut shown, mut good) = (0, 0, 0, 0, 0, 0);
+            let (mut foreign, mut silent, mut not_needed, mut nn_silent) = (0, 0, 0, 0);
+            for a in &asked {
+                let b = raised(bar, input(a, names_at));
+                let mut above: Vec<&Scored> = a
+                    .candidates
+                    .iter()
+                    .filter(|c| c.p.is_some_and(|p| p >= b))
+                    .collect();
+                above.sort_by(|x, y| y.p.unwrap_or(0.0).total_cmp(&x.p.unwrap_or(0.0)));
+                above.truncate(MAX_ENTRIES);
+                if a.foreign {
+                    foreign += 1;
+                    silent += u64::from(above.is_empty());
+                    continue;
+                }
+                n += 1;
+                noted += u64::from(!above.is_empty());
+                shown += above.len() as u64;
+                good += above.iter().filter(|c| c.evidence).count() as u64;
+                if a.needed {
+                    needed += 1;
+                    hits += u64::from(above.iter().any(|c| c.evidence));
+                } else {
+                    not_needed += 1;
+                    nn_silent += u64::from(above.is_empty());
+                }
+            }
+            BarRow {
+                bar,
+                note_rate: share(noted, n),
+                hit_rate: share(hits, needed),
+                precision: share(good, shown),
+                foreign_silence: share(silent, foreign),
+                silence_when_not_needed: (not_needed > 0).then(|| share(nn_silent, not_needed)),
+            }
+        })
+        .collect();
+    let b = Bars {
+        own: asked.iter().filter(|a| !a.foreign).count() as u64,
+        foreign: asked.iter().filter(|a| a.foreign).count() as u64,
+        query_known_median: [known(false, false), known(false, true), known(true, false)],
+        names_none_known: [none_known(false), none_known(true)],
+        rows,
+    };
+    if json {
+        println!("{}", serde_json::to_string(&b)?);
+    } else {
+        let f = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| format!("{v:.3}"));
+        println!(
+            "How the note would trade, from {} ({} own questions, {} foreign)",
+            file.display(),
+            b.own,
+            b.foreign
+        );
+        println!(
+            "  query_known median: own {}, own needing a turn {}, foreign {}",
+            f(b.query_known_median[0]),
+            f(b.query_known_median[1]),
+            f(b.query_known_median[2])
+        );
+        println!(
+            "  naming only unknown things: own {:.3}, foreign {:.3}",
+            b.names_none_known[0], b.names_none_known[1]
+        );
+        println!(
+            "| bar | note rate | hit rate | precision | foreign silence | silent when nothing is needed |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for r in &b.rows {
+            println!(
+                "| {:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
+                r.bar,
+                r.note_rate,
+                r.hit_rate,
+                r.precision,
+                r.foreign_silence,
+                f(r.silence_when_not_needed)
+            );
+        }
+    }
+    Ok(b)
+}
+
 /// Runs `cairn eval note`.
 pub async fn eval(
     paths: &Paths,

@@ -185,6 +185,7 @@ fn eval_note_asks_own_and_foreign_questions_and_keeps_the_figures_for_the_app() 
     }));
     fs_err::write(&f, data.to_string()).unwrap();
     let home = dir.path().join("home");
+    let cands = dir.path().join("candidates.jsonl");
     let out = Command::new(BIN)
         .env("CAIRN_HOME", &home)
         .env("CAIRN__MODELS__DOWNLOAD", "false")
@@ -195,6 +196,8 @@ fn eval_note_asks_own_and_foreign_questions_and_keeps_the_figures_for_the_app() 
             f.to_str().unwrap(),
             "--audit",
             a.to_str().unwrap(),
+            "--candidates",
+            cands.to_str().unwrap(),
             "--json",
         ])
         .output()
@@ -238,6 +241,68 @@ fn eval_note_asks_own_and_foreign_questions_and_keeps_the_figures_for_the_app() 
     assert!(
         kept["file"].as_str().unwrap().ends_with("locomo.json"),
         "{kept}"
+    );
+
+    // `cairn eval bars` recomputes the trade from the candidates file: at the shipped bar
+    // (0.4, no judge here) it gives the figures the run measured.
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", &home)
+        .args(["eval", "bars", cands.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (b["own"].clone(), b["foreign"].clone()),
+        (e["n"].clone(), e["foreign"].clone()),
+        "{b}"
+    );
+    let rows = b["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7, "{b}");
+    let at = rows
+        .iter()
+        .find(|r| (r["bar"].as_f64().unwrap() - 0.4).abs() < 1e-6)
+        .unwrap();
+    for k in ["note_rate", "hit_rate", "precision", "foreign_silence"] {
+        assert!(
+            (at[k].as_f64().unwrap() - e[k].as_f64().unwrap()).abs() < 1e-9,
+            "{k}: {at} against {e}"
+        );
+    }
+    // A higher bar never shows more.
+    for w in rows.windows(2) {
+        assert!(
+            w[1]["note_rate"].as_f64() <= w[0]["note_rate"].as_f64(),
+            "{b}"
+        );
+        assert!(
+            w[1]["foreign_silence"].as_f64() >= w[0]["foreign_silence"].as_f64(),
+            "{b}"
+        );
+    }
+    // The own questions name Cleo, Dan, ...: names the other memory does not hold.
+    assert!(b["names_none_known"][1].as_f64().unwrap() > 0.0, "{b}");
+    assert_eq!(b["names_none_known"][0].as_f64(), Some(0.0), "{b}");
+    // A file that is not a candidates file is a clear error naming the line.
+    let not_cands = dir.path().join("not-candidates.jsonl");
+    fs_err::write(
+        &not_cands,
+        "{\"foreign\": false, \"needed\": true, \"candidates\": []}\nhello\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", &home)
+        .args(["eval", "bars", not_cands.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 2 of"),
+        "{out:?}"
     );
 
     // A file that is not LoCoMo-shaped is a clear error.

@@ -319,7 +319,12 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
 /// [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows none of them
 /// (`names_known` is [`Asked::names_known`]).
 pub fn bar(judged: bool, names_known: Option<f64>) -> f32 {
-    let bar = if judged { BAR } else { BAR_UNJUDGED };
+    raised(if judged { BAR } else { BAR_UNJUDGED }, names_known)
+}
+
+/// `bar`, raised to [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows
+/// none of them (`names_known` is 0).
+pub fn raised(bar: f32, names_known: Option<f64>) -> f32 {
     if names_known == Some(0.0) {
         bar.max(BAR_UNKNOWN_NAMES)
     } else {
