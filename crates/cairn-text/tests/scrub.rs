@@ -14,7 +14,8 @@ fn corpus(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `\n` is a newline, `\\` a backslash; anything else is literal.
+/// `\n` is a newline, `\\` a backslash, `\.` nothing (it splits a sample so that the file
+/// never holds a whole token in a provider's format); anything else is literal.
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
@@ -26,6 +27,7 @@ fn unescape(s: &str) -> String {
         match chars.next() {
             Some('n') => out.push('\n'),
             Some('\\') => out.push('\\'),
+            Some('.') => {}
             Some(other) => {
                 out.push('\\');
                 out.push(other);

@@ -134,6 +134,13 @@ pub(crate) fn key_names_secret(key: &str) -> bool {
         return true;
     }
     let prev = words.len().checked_sub(2).map(|i| words[i].as_str());
+    // Rails: `SECRET_KEY_BASE`, `secret_key_base`.
+    if last == "base"
+        && words.len() >= 3
+        && words[words.len() - 3..words.len() - 1] == ["secret", "key"]
+    {
+        return true;
+    }
     // Plurals: `passwords`, `secrets`, `api_keys`, `access_tokens` (but not `max_tokens`).
     match (last.as_str(), prev) {
         ("passwords" | "secrets" | "apikeys", _) => return true,
@@ -549,6 +556,7 @@ mod tests {
             "SMTP_PASS",
             "private_key",
             "signingKey",
+            "SECRET_KEY_BASE",
             "--password",
         ] {
             assert!(key_names_secret(k), "{k}");
@@ -569,6 +577,8 @@ mod tests {
             "passthrough",
             "private_key_id",
             "input_tokens",
+            "key_base",
+            "database",
         ] {
             assert!(!key_names_secret(k), "{k}");
         }

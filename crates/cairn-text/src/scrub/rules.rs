@@ -24,7 +24,14 @@ enum Check {
     Mixed,
     /// Decide with a function.
     Custom(Decide),
+    /// Decide with a function that may redact several spans of one match (the values of a
+    /// `Cookie:` header).
+    Multi(DecideMany),
 }
+
+/// A rule's decision on a match that may redact several spans: it pushes each
+/// `(kind, start, end)`.
+type DecideMany = fn(&str, &Captures<'_>, &mut Vec<(&'static str, usize, usize)>);
 
 struct Spec {
     kind: &'static str,
@@ -59,17 +66,22 @@ impl Rule {
 
     /// Pushes this rule's hits in `text`.
     pub(super) fn find(&self, text: &str, priority: usize, hits: &mut Vec<Hit>) {
+        let mut found: Vec<(&'static str, usize, usize)> = Vec::new();
         for caps in self.re.captures_iter(text) {
             let Some(whole) = caps.name("s").or_else(|| caps.get(0)) else {
                 continue;
             };
-            let found = match self.check {
-                Check::Plain => Some((self.kind, whole.start(), whole.end())),
-                Check::Mixed => has_letter_and_digit(whole.as_str())
-                    .then(|| (self.kind, whole.start(), whole.end())),
-                Check::Custom(f) => f(text, &caps),
-            };
-            if let Some((kind, start, end)) = found {
+            match self.check {
+                Check::Plain => found.push((self.kind, whole.start(), whole.end())),
+                Check::Mixed => {
+                    if has_letter_and_digit(whole.as_str()) {
+                        found.push((self.kind, whole.start(), whole.end()));
+                    }
+                }
+                Check::Custom(f) => found.extend(f(text, &caps)),
+                Check::Multi(f) => f(text, &caps, &mut found),
+            }
+            for (kind, start, end) in found.drain(..) {
                 let Some(secret) = text.get(start..end) else {
                     continue;
                 };
@@ -344,7 +356,7 @@ const SPECS: &[Spec] = &[
     spec("sk-api-key", r"\bsk-[A-Za-z0-9]{32,}\b", Check::Mixed),
     spec(
         "huggingface-token",
-        r"\bhf_[A-Za-z0-9]{30,}\b",
+        r"\bhf_[A-Za-z0-9]{30,}\b|\bapi_org_[A-Za-z]{34}\b",
         Check::Plain,
     ),
     spec("groq-api-key", r"\bgsk_[A-Za-z0-9]{48,}\b", Check::Mixed),
@@ -391,6 +403,11 @@ const SPECS: &[Spec] = &[
         r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
         Check::Mixed,
     ),
+    spec(
+        "aws-bedrock-api-key",
+        r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}",
+        Check::Mixed,
+    ),
     Spec {
         kind: "aws-secret-access-key",
         alt: &[],
@@ -423,6 +440,33 @@ const SPECS: &[Spec] = &[
         "azure-sas-signature",
         r"[?&]sig=(?P<s>[A-Za-z0-9%+/]{30,}(?:=|%3[dD]){0,2})",
         Check::Plain,
+    ),
+    Spec {
+        kind: "azure-ad-client-secret",
+        alt: &[],
+        // Entra ID (Azure AD) client secrets: 3 characters, a digit, `Q~`, 31–34 more.
+        pattern: r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+        check: Check::Custom(check_azure_ad),
+    },
+    spec(
+        "alibaba-access-key-id",
+        r"\bLTAI[A-Za-z0-9]{20}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "cloudflare-origin-ca-key",
+        r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b",
+        Check::Plain,
+    ),
+    spec(
+        "openshift-token",
+        r"\bsha256~[A-Za-z0-9_-]{43}(?:[^A-Za-z0-9_-]|$)",
+        Check::Custom(check_openshift),
+    ),
+    spec(
+        "yandex-api-key",
+        r"\bAQVN[A-Za-z0-9_-]{35,38}\b",
+        Check::Mixed,
     ),
     spec(
         "digitalocean-token",
@@ -465,6 +509,32 @@ const SPECS: &[Spec] = &[
         r"\bFlyV1 fm[12]_[A-Za-z0-9+/=_,-]{40,}|\bfo1_[A-Za-z0-9_-]{40,}",
         Check::Plain,
     ),
+    spec(
+        "tailscale-key",
+        r"\btskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{16,}",
+        Check::Mixed,
+    ),
+    spec(
+        "planetscale-token",
+        r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.-]{32,64}",
+        Check::Mixed,
+    ),
+    spec(
+        "grafana-token",
+        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,2}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,2}",
+        Check::Mixed,
+    ),
+    spec(
+        "dynatrace-token",
+        r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+        Check::Plain,
+    ),
+    spec("prefect-api-key", r"\bpnu_[A-Za-z0-9]{36}\b", Check::Mixed),
+    spec(
+        "onepassword-secret-key",
+        r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b",
+        Check::Mixed,
+    ),
     // --- Code hosting and package registries -----------------------------------------------
     spec(
         "github-token",
@@ -478,7 +548,7 @@ const SPECS: &[Spec] = &[
     ),
     spec(
         "gitlab-token",
-        r"\bgl(?:pat|dt|rt|rtr|ptt|cbt|imt|oas|soat|ft|agent|ffct|wt)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
+        r"\bgl(?:pat|dt|rt|rtr|ptt|cbt|imt|oas|soat|ft|agent|ffct|wt)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*|\bGR1348941[A-Za-z0-9_-]{20,}",
         Check::Mixed,
     ),
     spec("npm-token", r"\bnpm_[A-Za-z0-9]{36,}\b", Check::Mixed),
@@ -495,6 +565,27 @@ const SPECS: &[Spec] = &[
     spec(
         "postman-api-key",
         r"\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b",
+        Check::Plain,
+    ),
+    spec(
+        "rubygems-api-key",
+        r"\brubygems_[a-f0-9]{48}\b",
+        Check::Plain,
+    ),
+    spec("clojars-token", r"\bCLOJARS_[a-z0-9]{60}\b", Check::Mixed),
+    spec(
+        "artifactory-token",
+        r"\bAKCp[A-Za-z0-9]{69}\b|\bcmVmd[A-Za-z0-9]{59}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "sourcegraph-token",
+        r"\bsgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40}\b",
+        Check::Plain,
+    ),
+    spec(
+        "sidekiq-secret",
+        r#"(?i)\bBUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\\?["']?\s*[:=]\s*\\?["']?(?P<s>(?-i:[a-f0-9]{8}:[a-f0-9]{8}))\b"#,
         Check::Plain,
     ),
     // --- Chat, mail, payments, SaaS ----------------------------------------------------------
@@ -569,6 +660,93 @@ const SPECS: &[Spec] = &[
     ),
     spec("twilio-api-key", r"\bSK[0-9a-f]{32}\b", Check::Mixed),
     spec(
+        "twilio-auth-token",
+        concat!(
+            r#"(?i)\btwilio[\w .-]{0,30}?(?:auth[ _.-]?token|secret|token)\b"#,
+            r#"\\?["']?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:is[ \t]+)?)\\?["']?"#,
+            r"(?P<s>(?-i:[0-9a-f]{32}))\b"
+        ),
+        Check::Mixed,
+    ),
+    spec(
+        "datadog-api-key",
+        concat!(
+            r#"(?i)\b(?:datadog|dd)[\w .-]{0,30}?(?:api|app|application)[ _.-]?(?:key|token)\b"#,
+            r#"\\?["']?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:is[ \t]+)?)\\?["']?"#,
+            r"(?P<s>(?-i:[0-9a-f]{40}|[0-9a-f]{32}))\b"
+        ),
+        Check::Mixed,
+    ),
+    spec(
+        "mailchimp-api-key",
+        r"\b[0-9a-f]{32}-us\d{1,2}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "sendinblue-api-key",
+        r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b",
+        Check::Plain,
+    ),
+    spec(
+        "posthog-api-key",
+        r"\bphx_[A-Za-z0-9_]{43,48}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "mapbox-secret-token",
+        r"\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
+        Check::Plain,
+    ),
+    spec(
+        "facebook-access-token",
+        r"\bEAA[CM][A-Za-z0-9]{100,}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "easypost-api-key",
+        r"\bEZ[AT]K[A-Za-z0-9]{54}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "shippo-api-token",
+        r"\bshippo_(?:live|test)_[a-fA-F0-9]{40}\b",
+        Check::Plain,
+    ),
+    spec(
+        "duffel-api-token",
+        r"\bduffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
+        Check::Mixed,
+    ),
+    spec(
+        "flutterwave-secret-key",
+        r"\bFLWSECK(?:_TEST)?-[a-h0-9]{32}-X\b",
+        Check::Plain,
+    ),
+    spec("frameio-token", r"\bfio-u-[A-Za-z0-9_=-]{64}", Check::Mixed),
+    spec(
+        "airtable-token",
+        r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b",
+        Check::Plain,
+    ),
+    spec(
+        "infracost-api-key",
+        r"\bico-[A-Za-z0-9]{32}\b",
+        Check::Mixed,
+    ),
+    spec(
+        "maxmind-license-key",
+        r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b",
+        Check::Mixed,
+    ),
+    spec("readme-api-key", r"\brdme_[a-z0-9]{70}\b", Check::Mixed),
+    spec("scalingo-token", r"\btk-us-[A-Za-z0-9_-]{48}", Check::Mixed),
+    spec("typeform-token", r"\btfp_[A-Za-z0-9_.=-]{59}", Check::Mixed),
+    spec(
+        "teams-webhook-url",
+        r"(?i)\b(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/(?P<s>[A-Za-z0-9@/-]{40,})",
+        Check::Mixed,
+    ),
+    spec(
         "atlassian-api-token",
         r"\bATATT3[A-Za-z0-9_=-]{100,}",
         Check::Mixed,
@@ -583,7 +761,11 @@ const SPECS: &[Spec] = &[
         r"\bsecret_[A-Za-z0-9]{43}\b|\bntn_[A-Za-z0-9]{40,}\b",
         Check::Mixed,
     ),
-    spec("new-relic-key", r"\bNRAK-[A-Z0-9]{27}\b", Check::Plain),
+    spec(
+        "new-relic-key",
+        r"\bNRAK-[A-Z0-9]{27}\b|\bNRII-[A-Za-z0-9_-]{32}",
+        Check::Mixed,
+    ),
     spec(
         "sentry-auth-token",
         r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}",
@@ -638,6 +820,13 @@ const SPECS: &[Spec] = &[
         pattern: r#"\bcurl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)["']?[^\s:"']*:(?P<s>[^\s"']+)"#,
         check: Check::Custom(check_curl_user),
     },
+    Spec {
+        kind: "cookie",
+        alt: &[],
+        // `Cookie:` / `Set-Cookie:` headers (also as JSON or dict keys), `curl -b`/`--cookie`.
+        pattern: r#"(?i)(?:\b(?P<set>set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?|\bcurl\b[^\n]*?\s(?:-b|--cookie)(?:[ \t]+|=)["']?)(?P<v>[^\r\n"'\\]+)"#,
+        check: Check::Multi(check_cookie),
+    },
     // --- Labelled values -------------------------------------------------------------------
     Spec {
         kind: KEYED_SECRET,
@@ -670,6 +859,39 @@ const SPECS: &[Spec] = &[
         // netrc: `machine host login me password s3cret`; mysql -pSECRET; sshpass -p SECRET.
         pattern: r#"\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+(?P<s>[^\s"']+)|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<m>[^\s'"-][^\s'"]*)|\bsshpass\s+-p\s*["']?(?P<p>[^\s"']+)"#,
         check: Check::Custom(check_cli_password),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        // docker login -p SECRET; redis-cli -a SECRET; ldapsearch … -w SECRET.
+        pattern: r#"\bdocker\s+login\b[^\n|;&]*?\s-p[ \t]*["']?(?P<s>[^\s"'-][^\s"']*)|\bredis-cli\b[^\n|;&]*?\s-a[ \t]+["']?(?P<m>[^\s"'-][^\s"']*)|\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b[^\n|;&]*?\s-w[ \t]+["']?(?P<p>[^\s"'-][^\s"']*)"#,
+        check: Check::Custom(check_cli_password),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        // .NET config: `<add key="ClearTextPassword" value="…" />`.
+        pattern: r#"(?i)<add\s+key\s*=\s*"(?P<k>[^"\r\n]{1,60})"\s+value\s*=\s*"(?P<s>[^"\r\n]+)""#,
+        check: Check::Custom(check_add_key),
+    },
+    Spec {
+        kind: KEYED_SECRET,
+        alt: &[],
+        // A hex secret right after words that name one, in prose or a log line: "auth token
+        // 3f9c…", "API key: 3f9c…". Hex of a digest length is otherwise kept (commits, sums).
+        pattern: concat!(
+            r#"(?i)\b(?:(?:auth|access|refresh|bearer|api|session|csrf|app)[ _-]?token|token|(?:api|app|application|secret|access|private|license|licence|master|encryption|signing)[ _-]?key|(?:(?:client|api|app|webhook|signing|shared)[ _-]?)?secret|password|passphrase)"#,
+            r#"\\?["']?(?:[ \t]*(?:=>|:=|[:=])[ \t]*|[ \t]+(?:is[ \t]+)?)\\?["'`]?"#,
+            r"(?P<s>(?-i:[0-9a-f]{32,}|[0-9A-F]{32,}))\b"
+        ),
+        check: Check::Mixed,
+    },
+    Spec {
+        kind: "pgpass-password",
+        alt: &[],
+        // `.pgpass` lines: `host:port:database:user:password`.
+        pattern: r#"(?m)(?:^|[ \t"'>])(?P<host>\*|[A-Za-z0-9][A-Za-z0-9._-]*):(?P<port>\*|\d{1,5}):(?P<db>[^:\s"']+):(?P<user>[^:\s"']+):(?P<s>[^\s"']+)"#,
+        check: Check::Custom(check_pgpass),
     },
 ];
 
@@ -715,5 +937,112 @@ fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usi
         .or_else(|| caps.name("p"))?;
     let s = m.as_str();
     (s.len() >= 4 && !keyed::is_placeholder(s) && !keyed::is_placeholder_word(s))
+        .then(|| (KEYED_SECRET, m.start(), m.end()))
+}
+
+/// Entra ID client secrets stand alone: not the middle of a longer token.
+fn check_azure_ad(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = group(caps)?;
+    let in_token = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'~' | b'.' | b'-');
+    if byte_before(text, m.start()).is_some_and(in_token)
+        || text.as_bytes().get(m.end()).copied().is_some_and(in_token)
+    {
+        return None;
+    }
+    has_letter_and_digit(m.as_str()).then(|| ("azure-ad-client-secret", m.start(), m.end()))
+}
+
+/// OpenShift user tokens: `sha256~` and 43 base64url characters, nothing more.
+fn check_openshift(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps.get(0)?;
+    let start = m.start() + "sha256~".len();
+    let token = text.get(start..start + 43)?;
+    has_letter_and_digit(token).then(|| ("openshift-token", m.start(), start + 43))
+}
+
+/// Cookie attributes of a `Set-Cookie` header, never secret.
+const COOKIE_ATTRIBUTES: &[&str] = &[
+    "path",
+    "domain",
+    "expires",
+    "max-age",
+    "samesite",
+    "secure",
+    "httponly",
+    "priority",
+    "partitioned",
+    "version",
+    "comment",
+];
+
+/// `Cookie: a=…; b=…`: every value that looks like a token (a session id, a signed value);
+/// `Set-Cookie: a=…; Path=/`: the cookie's value only, not its attributes.
+fn check_cookie(_: &str, caps: &Captures<'_>, out: &mut Vec<(&'static str, usize, usize)>) {
+    let Some(v) = caps.name("v") else {
+        return;
+    };
+    let set = caps.name("set").is_some();
+    let mut at = v.start();
+    for (i, pair) in v.as_str().split(';').enumerate() {
+        let pair_start = at;
+        at += pair.len() + 1;
+        if set && i > 0 {
+            break;
+        }
+        let Some((name, value)) = pair.split_once('=') else {
+            continue;
+        };
+        let name = name.trim();
+        let valid_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-$!#%&*+^|~".contains(&b));
+        if !valid_name || COOKIE_ATTRIBUTES.contains(&name.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let lead = value.len() - value.trim_start().len();
+        let value = value.trim();
+        let start = pair_start + pair.find('=').unwrap_or(0) + 1 + lead;
+        if cookie_value_is_secret(value) {
+            out.push(("cookie", start, start + value.len()));
+        }
+    }
+}
+
+/// A cookie value worth redacting: a token, not a preference (`theme=dark`, `lang=en-US`) or
+/// a number.
+fn cookie_value_is_secret(v: &str) -> bool {
+    if v.len() < 8 || keyed::is_placeholder(v) || keyed::is_placeholder_word(v) {
+        return false;
+    }
+    let words = v
+        .bytes()
+        .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_');
+    has_letter_and_digit(v) || (v.len() >= 20 && !words)
+}
+
+/// `.pgpass`: the host is `*`, a name or an address (not a number), the port a number or
+/// `*`, the database and user are names (not numbers: `file.rs:12:5:…` is a position).
+fn check_pgpass(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let pw = caps.name("s")?;
+    let host = caps.name("host")?.as_str();
+    let named = |s: &str| s == "*" || s.bytes().any(|b| b.is_ascii_alphabetic());
+    let host_ok = host == "*" || host.bytes().any(|b| b.is_ascii_alphabetic() || b == b'.');
+    let (db, user) = (caps.name("db")?.as_str(), caps.name("user")?.as_str());
+    let p = pw.as_str();
+    let ok = host_ok
+        && named(db)
+        && named(user)
+        && p.len() >= 4
+        && !keyed::is_placeholder(p)
+        && !keyed::is_placeholder_word(p);
+    ok.then(|| ("pgpass-password", pw.start(), pw.end()))
+}
+
+/// `<add key="…Password" value="…"/>`: the key must name a secret.
+fn check_add_key(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let key = caps.name("k")?.as_str();
+    let m = caps.name("s")?;
+    (keyed::key_names_secret(key) && keyed::literal_is_secret(m.as_str(), true))
         .then(|| (KEYED_SECRET, m.start(), m.end()))
 }
