@@ -99,7 +99,9 @@ pub fn title_of(content: &str, file_name: &str) -> String {
         Some((s, _)) if !s.is_empty() => s,
         _ => file_name,
     };
-    clip(stem)
+    // Content is scrubbed before it is stored; a file name is not, so its title is scrubbed
+    // here (whole, before the clip, so no fragment of a secret is left).
+    clip(&cairn_text::scrub::scrubber().scrub(stem).0)
 }
 
 #[cfg(test)]
@@ -121,6 +123,9 @@ mod tests {
         assert_eq!(title_of("", "migrations.md"), "migrations");
         assert_eq!(title_of("", "notes"), "notes");
         assert_eq!(title_of("#hashtag only", "x.md"), "#hashtag only");
+        // Built from parts so no whole token sits in the source.
+        let name = format!("ghp_{}.md", "k3Tq9ZLm2VxB7cRw4YpN8sHd6FjG1aUe5Oio");
+        assert_eq!(title_of("", &name), "[REDACTED:github-token]");
         let long = format!("# {}", "w".repeat(300));
         assert_eq!(title_of(&long, "x.md").chars().count(), MAX_TITLE_CHARS);
     }
