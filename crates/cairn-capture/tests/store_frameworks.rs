@@ -14,7 +14,15 @@ use rusqlite::{Connection, OpenFlags};
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+/// Cairn's marks in the fixtures carry nonces made under `fixtures/mark.key`, a key written
+/// for these tests; loading it lets capture recognise those blocks as Cairn's.
+fn fixture_key() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mark.key");
+    cairn_text::marks::key_at(&path).unwrap();
+}
+
 fn fixtures() -> PathBuf {
+    fixture_key();
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stores")
 }
 
@@ -106,6 +114,7 @@ fn whole_reader(name: &str, rel: &str) -> WholeFn {
 }
 
 fn read_db(name: &str, rel: &str, db: &Path, since: Option<&str>) -> SqliteBatch {
+    fixture_key();
     let conn = open_ro(db);
     sqlite_reader(name, rel)(&conn, db, since).unwrap()
 }
@@ -384,9 +393,9 @@ fn opencode_high_water_skips_unchanged_and_returns_changed_sessions() {
         &db,
         r#"
         INSERT INTO message VALUES ('msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"role":"user","time":{"created":1787221300000},"model":{"providerID":"anthropic","modelID":"claude-sonnet-4-5"}}');
-        INSERT INTO part VALUES ('prt_3a1f0c9e4012aDemo', 'msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"type":"text","text":"<cairn-memory>\nRETRY_LIMIT lives in src/net.rs\n</cairn-memory>\nTry again, read it from RETRY_LIMIT"}');
+        INSERT INTO part VALUES ('prt_3a1f0c9e4012aDemo', 'msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"type":"text","text":"<cairn-memory id=\"43523d6e746720958d1eeb028ba80f16\">\nRETRY_LIMIT lives in src/net.rs\n</cairn-memory id=\"43523d6e746720958d1eeb028ba80f16\">\nTry again, read it from RETRY_LIMIT"}');
         INSERT INTO part VALUES ('prt_3a1f0c9e4013aDemo', 'msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"type":"text","text":"Called the Read tool with src/net.rs","synthetic":true}');
-        INSERT INTO part VALUES ('prt_3a1f0c9e4015aDemo', 'msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"type":"text","text":"<cairn-memory>\nNote from the plugin\n</cairn-memory>","synthetic":true}');
+        INSERT INTO part VALUES ('prt_3a1f0c9e4015aDemo', 'msg_3a1f0c9e3006aDemoUser03', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300000, 1787221300000, '{"type":"text","text":"<cairn-memory id=\"7f9b720b677a25734ea65ff39d6e6c3a\">\nNote from the plugin\n</cairn-memory id=\"7f9b720b677a25734ea65ff39d6e6c3a\">","synthetic":true}');
         INSERT INTO message VALUES ('msg_3a1f0c9e3007aDemoAsst04', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300100, 1787221301000, '{"role":"assistant","time":{"created":1787221300100},"parentID":"msg_3a1f0c9e3006aDemoUser03","modelID":"claude-opus-4-1","providerID":"anthropic"}');
         INSERT INTO part VALUES ('prt_3a1f0c9e4014aDemo', 'msg_3a1f0c9e3007aDemoAsst04', 'ses_3a1f0c9e2ffeK7mQ1xDemo01', 1787221300200, 1787221301000, '{"type":"tool","callID":"toolu_01OcDemoBash","tool":"bash","state":{"status":"running","input":{"command":"cargo test"}}}');
         UPDATE session SET time_updated = 1787221301000 WHERE id = 'ses_3a1f0c9e2ffeK7mQ1xDemo01';

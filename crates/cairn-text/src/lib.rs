@@ -9,8 +9,11 @@
 //! - [`chunk`]: splits long texts into overlapping chunks for search ([`chunk::split`]).
 //! - [`project`]: project identity from the git common dir or remote
 //!   ([`project::identify`], [`project::ProjectResolver`]).
+//! - [`marks`]: the marks around what Cairn injects into an agent's context, with a nonce
+//!   only this install can make ([`marks::MarkKey`], [`marks::split`], [`marks::escape`]).
 #![deny(missing_docs)]
 
 pub mod chunk;
+pub mod marks;
 pub mod project;
 pub mod scrub;
