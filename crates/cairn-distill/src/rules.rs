@@ -110,10 +110,11 @@ pub fn survivors(
     let mut dropped = Vec::new();
     let mut episodes: Vec<Item> = Vec::new();
     for p in proposed {
+        // What the model wrote goes out in reports: scrubbed like everything kept.
         let drop = |reason: &str| Dropped {
-            title: p.title.clone(),
-            kind: p.kind.clone(),
-            reason: reason.to_owned(),
+            title: scrubbed(&p.title),
+            kind: scrubbed(&p.kind),
+            reason: scrubbed(reason),
         };
         let Some(kind) = kind_of(&p.kind) else {
             dropped.push(drop("unknown kind"));
@@ -393,6 +394,35 @@ mod tests {
         let text = serde_json::to_string(&kept).unwrap_or_default();
         assert!(!text.contains(key), "{text}");
         assert!(text.contains("[REDACTED"), "{text}");
+    }
+
+    #[test]
+    fn a_dropped_item_keeps_no_secret_of_what_the_model_wrote() {
+        // Built from parts so no whole token sits in the source.
+        let key = format!("ghp_{}", "k3Tq9ZLm2VxB7cRw4YpN8sHd6FjG1aUe5Oio");
+        let proposed = |kind: &str, certainty: &str| -> Proposed {
+            serde_json::from_value(serde_json::json!({
+                "kind": kind, "title": format!("Deploys use the token {key}"),
+                "summary": "s", "body": "b", "cues": ["which deploy token?"],
+                "concepts": ["deploy"], "importance": 3, "certainty": certainty,
+                "sources": [1],
+            }))
+            .expect("a proposed item")
+        };
+        let (kept, dropped) = survivors(
+            vec![
+                proposed("fact", "inferred"),
+                proposed(&format!("fact {key}"), "stated"),
+                proposed("fact", &format!("stated {key}")),
+            ],
+            &[],
+            None,
+        );
+        assert!(kept.is_empty());
+        assert_eq!(dropped.len(), 3, "{dropped:?}");
+        let text = serde_json::to_string(&dropped).unwrap_or_default();
+        assert!(!text.contains(&key[4..]), "{text}");
+        assert_eq!(text.matches("[REDACTED:github-token]").count(), 5, "{text}");
     }
 
     #[test]
