@@ -228,18 +228,30 @@ fn symlink_note(loaded: &files::Loaded) -> Vec<String> {
         .collect()
 }
 
-/// The OpenCode plugin: per user message it asks `<cairn> hook opencode chat.message` (and
-/// once per session `session.created`), with a timeout, and adds what Cairn prints to that
-/// turn's system prompt. Anything going wrong adds nothing.
+/// The OpenCode plugin: per user message it asks `<cairn> hook opencode chat.message` (and,
+/// on a session's first message, `session.created`), with a timeout, and adds what Cairn
+/// prints to that user message as synthetic text parts: recalled text joins the user's turn
+/// as context, never the agent's system prompt. Anything going wrong adds nothing.
+///
+/// Checked against OpenCode's plugin API (anomalyco/opencode `packages/plugin/src/index.ts`
+/// at 0d4d22f4: `"chat.message"(input {sessionID, messageID?}, output {message, parts})`)
+/// and `packages/opencode/src/session/prompt.ts` at 00078e84 (`createUserMessage` runs the
+/// hook after the parts get their ids and before they are saved, so a part added there is
+/// saved with the message and must carry its own id; synthetic text parts reach the model
+/// as part of the user's message and stay out of the message shown).
 pub(crate) fn plugin_text(binary: &str) -> String {
     let binary = serde_json::to_string(binary).unwrap_or_else(|_| "\"cairn\"".to_owned());
     format!(
         r#"{PLUGIN_HEADER}
 // `cairn integrate opencode --remove` deletes it; edits here are overwritten.
-// Per user message it runs `cairn hook opencode chat.message` (once per session also
-// `cairn hook opencode session.created`) with the message as JSON on standard input, and
-// adds what Cairn prints to the system prompt of that turn. Cairn not running, slow or
-// failing: nothing is added and the message goes on untouched.
+// Per user message it runs `cairn hook opencode chat.message` (on a session's first message
+// also `cairn hook opencode session.created`) with the message as JSON on standard input,
+// and adds what Cairn prints to that user message as a synthetic text part: context for
+// this turn, never part of the system prompt. Cairn not running, slow or failing: nothing
+// is added and the message goes on untouched.
+// OpenCode's `chat.message` hook (checked at anomalyco/opencode 0d4d22f4 / 00078e84) runs
+// before the message's parts are saved; a part added here is saved with them and needs its
+// own id, made from the last part's so it sorts right after the user's words.
 import {{ spawn }} from "node:child_process";
 
 const CAIRN = {binary};
@@ -276,42 +288,42 @@ function ask(event, input) {{
 }}
 
 export const CairnPlugin = async ({{ directory }}) => {{
-  const titles = new Map(); // session → the note titles, asked once
-  const notes = new Map(); // session → the turn note of its latest user message
-  let latest;
+  const started = new Set(); // sessions whose note titles were added
   return {{
     "chat.message": async (input, output) => {{
       const session = input?.sessionID;
-      if (!session) return;
-      latest = session;
-      const prompt = (output?.parts ?? [])
+      const parts = output?.parts;
+      if (!session || !Array.isArray(parts) || parts.length === 0) return;
+      const prompt = parts
         .filter((p) => p && p.type === "text" && !p.synthetic && typeof p.text === "string")
         .map((p) => p.text)
         .join("\n");
-      const base = {{
-        session_id: session,
-        cwd: directory,
-        turn_id: input.messageID ?? output?.message?.id ?? null,
-      }};
+      const messageID = output?.message?.id ?? input.messageID ?? parts[0]?.messageID;
+      const base = {{ session_id: session, cwd: directory, turn_id: messageID ?? null }};
+      const first = !started.has(session);
+      started.add(session);
       const [start, note] = await Promise.all([
-        titles.has(session) ? null : ask("session.created", base),
+        first ? ask("session.created", base) : "",
         prompt ? ask("chat.message", {{ ...base, prompt }}) : "",
       ]);
-      if (start !== null) titles.set(session, start);
-      notes.set(session, note);
-    }},
-    "experimental.chat.system.transform": async (input, output) => {{
-      const session = input?.sessionID ?? latest;
-      if (!session || !Array.isArray(output?.system)) return;
-      for (const text of [titles.get(session), notes.get(session)]) {{
-        if (text) output.system.push(text);
+      const last = parts[parts.length - 1];
+      let n = 0;
+      for (const text of [start, note]) {{
+        if (!text || !last?.id) continue;
+        n += 1;
+        parts.push({{
+          id: `${{last.id}}cairn${{n}}`,
+          sessionID: session,
+          messageID: messageID ?? last.messageID,
+          type: "text",
+          text,
+          synthetic: true,
+        }});
       }}
     }},
     event: async ({{ event }}) => {{
       if (event?.type !== "session.deleted") return;
-      const id = event.properties?.info?.id;
-      titles.delete(id);
-      notes.delete(id);
+      started.delete(event.properties?.info?.id);
     }},
   }};
 }};

@@ -1580,11 +1580,16 @@ fn the_opencode_plugin_is_written_updated_and_deleted_only_when_it_is_cairns() {
     assert!(text.contains(&format!("const CAIRN = \"{CAIRN}\";")));
     for needle in [
         "\"chat.message\"",
-        "\"experimental.chat.system.transform\"",
         "\"session.created\"",
+        "synthetic: true",
+        "parts.push(",
         "TIMEOUT_MS",
     ] {
         assert!(text.contains(needle), "{needle}");
+    }
+    // Recalled text joins the user's message, never an agent's system prompt.
+    for never in ["system.transform", "output.system", "messages.transform"] {
+        assert!(!text.contains(never), "{never}: {text}");
     }
     let status = cairn.status("opencode").unwrap().hooks.unwrap();
     assert_eq!(
