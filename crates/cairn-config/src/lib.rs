@@ -25,6 +25,6 @@ mod settings;
 pub use paths::{CAIRN_HOME, Paths, PathsError, RECURSION_GUARD};
 pub use settings::{
     CaptureSettings, DEFAULT_TOML, IndexSettings, LLM_PROVIDERS, LlmSettings, LoadedSettings,
-    LogSettings, ModelSettings, Origin, Overrides, ServiceSettings, Settings, SettingsError,
-    save_index, save_llm,
+    LogSettings, MODEL_NAME_MAX, ModelSettings, Origin, Overrides, ServiceSettings, Settings,
+    SettingsError, model_name_problem, save_index, save_llm,
 };

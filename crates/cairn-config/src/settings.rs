@@ -79,6 +79,34 @@ pub const LLM_PROVIDERS: [&str; 6] = [
     "local",
 ];
 
+/// The longest model name `llm.model` takes.
+pub const MODEL_NAME_MAX: usize = 128;
+
+/// What is wrong with `name` as a model name, or `None` when it is one (or empty: the
+/// provider's default). A model name is passed to a provider's program or API as a value, so
+/// it is kept to letters, digits and `. - _ : / @`, starts with a letter or digit (never `-`,
+/// which a program could read as a flag) and is at most [`MODEL_NAME_MAX`] characters.
+pub fn model_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return None;
+    }
+    if name.chars().count() > MODEL_NAME_MAX {
+        return Some(format!("is longer than {MODEL_NAME_MAX} characters"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || ".-_:/@".contains(*c)))
+    {
+        return Some(format!(
+            "{c:?} is not allowed in a model name (letters, digits and . - _ : / @ only)"
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Some("must start with a letter or a digit (a leading - reads as a flag)".into());
+    }
+    None
+}
+
 /// `[index]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -416,6 +444,9 @@ impl Settings {
                 "llm.model_path",
                 "is not an absolute path: give the file in full (or starting with ~/)",
             );
+        }
+        if let Some(why) = model_name_problem(&self.llm.model) {
+            return fail("llm.model", &why);
         }
         if self.llm.provider == "openai" && self.llm.model.is_empty() {
             return fail(
@@ -997,6 +1028,44 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(msg.contains("capture.aider.folders"), "{msg}");
+    }
+
+    #[test]
+    fn a_model_name_that_could_read_as_a_flag_or_carry_anything_else_is_refused() {
+        let home = tempfile::tempdir().unwrap();
+        for bad in [
+            "--yolo",
+            "-m --yolo",
+            "haiku; rm -rf ~",
+            "a\nb",
+            &"x".repeat(129),
+        ] {
+            let msg = load(
+                home.path(),
+                None,
+                &[("CAIRN__LLM__MODEL", bad)],
+                &["llm.provider=gemini-cli"],
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                msg.contains("llm.model") && msg.contains("CAIRN__LLM__MODEL"),
+                "{bad:?}: {msg}"
+            );
+        }
+        for good in [
+            "",
+            "haiku",
+            "qwen2.5:3b",
+            "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+            "claude-3-5-haiku@20241022",
+            "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+        ] {
+            assert_eq!(model_name_problem(good), None, "{good}");
+            let s = load(home.path(), None, &[("CAIRN__LLM__MODEL", good)], &[]).unwrap();
+            assert_eq!(s.settings.llm.model, good);
+        }
+        assert!(model_name_problem("-x").unwrap().contains("leading -"));
     }
 
     fn llm(provider: &str, base_url: &str) -> LlmSettings {

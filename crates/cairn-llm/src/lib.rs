@@ -8,9 +8,11 @@
 //! the daily budget of calls and money.
 //!
 //! Providers ([`provider_from_settings`] picks one from `[llm]`):
-//! - the user's own agent CLIs in non-interactive mode ([`AgentCli`]: Claude Code, Codex,
-//!   Gemini CLI), run in Cairn's own working folder with [`cairn_config::RECURSION_GUARD`]
-//!   set, so Cairn's hooks stay quiet and capture never reads those calls back;
+//! - the user's own agent CLIs in non-interactive mode ([`AgentCli`]: Claude Code, Gemini
+//!   CLI), run with no tools, MCP servers or extensions, a configuration home of their own and
+//!   a cleared environment, in Cairn's own working folder with
+//!   [`cairn_config::RECURSION_GUARD`] set, so a call cannot act, Cairn's hooks stay quiet and
+//!   capture never reads those calls back; Codex is refused ([`CODEX_REFUSAL`]);
 //! - the Anthropic API and any OpenAI-compatible endpoint ([`HttpApi`]), keys in the OS
 //!   keyring;
 //! - a local GGUF model run in-process ([`Local`]);
@@ -30,7 +32,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use caller::{Answer, Budget, CallError, Llm, Policy};
-pub use cli::{AgentCli, CliKind};
+pub use cli::{AgentCli, BASE_ENV, CODEX_REFUSAL, CliKind};
 pub use http::{ApiKind, HttpApi, api_key_user, price_per_million};
 pub use local::Local;
 pub use recorded::{Recorded, prompt_key};

@@ -20,6 +20,19 @@ pub enum SetupError {
         /// The program looked for.
         program: String,
     },
+    /// The provider cannot be run without being able to act (run commands, read files,
+    /// reach the network), so Cairn does not call it; the message names the safer providers.
+    #[error("{0}")]
+    Refused(String),
+    /// `llm.model` is not a model name (it could be read as a flag, or carries other
+    /// characters); nothing is run.
+    #[error("llm.model {model:?} is refused: {reason}")]
+    BadModel {
+        /// The configured value.
+        model: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The provider could not be made ready (the GGUF file, …).
     #[error("{0}")]
     Provider(#[from] crate::ProviderError),
@@ -69,11 +82,26 @@ fn expand_home(p: &str) -> PathBuf {
 
 /// The provider `[llm]` configures, or `None` when `llm.provider` is `""` (no provider:
 /// records stay searchable, items wait). Loading a local model takes a few seconds.
+///
+/// `llm.model` is checked first ([`cairn_config::model_name_problem`]); `codex-cli` is
+/// refused ([`crate::CODEX_REFUSAL`]): Codex cannot be run without tools.
 pub fn provider_from_settings(
     s: &LlmSettings,
     paths: &Paths,
 ) -> Result<Option<Arc<dyn Provider>>, SetupError> {
+    if s.provider.is_empty() {
+        return Ok(None);
+    }
+    if let Some(reason) = cairn_config::model_name_problem(&s.model) {
+        return Err(SetupError::BadModel {
+            model: s.model.clone(),
+            reason,
+        });
+    }
     let cli = |kind: CliKind| -> Result<Option<Arc<dyn Provider>>, SetupError> {
+        if let Some(why) = kind.refusal() {
+            return Err(SetupError::Refused(why.into()));
+        }
         let program = which(kind.program()).ok_or_else(|| SetupError::MissingProgram {
             provider: kind.provider_name().into(),
             program: kind.program().into(),

@@ -1,18 +1,22 @@
 //! Every provider through [`Llm`], with the real store's ledger: the agent CLIs against fake
-//! executables that check Cairn's flags, working folder and recursion guard and print each
-//! CLI's real output shape; the HTTP APIs against a loopback server replaying recorded answer
+//! executables that fail any call able to act (a tool-enabling flag, a leaked variable, a
+//! configuration home holding settings, MCP servers or extensions) and otherwise print each
+//! CLI's real output shape; Codex refused, and a model name read as a flag refused before
+//! anything runs; the HTTP APIs against a loopback server replaying recorded answer
 //! shapes; recordings; and the local GGUF model for real.
 #![allow(clippy::unwrap_used)]
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cairn_config::{LlmSettings, Overrides, Paths, Settings};
 use cairn_llm::{
     AgentCli, ApiKind, Budget, CallError, CliKind, HttpApi, Llm, Policy, Provider, Recorded,
-    Request, prompt_key,
+    Request, prompt_key, provider_from_settings,
 };
 use cairn_store::{LedgerOutcome, Store};
 use serde_json::{Value, json};
@@ -58,9 +62,115 @@ const GOOD: &str = r#"{"items": [{"title": "Use port 7420", "importance": 3}]}"#
 
 // ---------------------------------------------------------------- agent CLIs
 
-/// A fake CLI: checks that the guard variable is set, that it runs in `workdir`, and that its
-/// arguments are exactly `args`; saves its standard input; prints `out` (or fails).
-fn fake_cli(bin: &Path, program: &str, workdir: &Path, args: &[String], out: &str) -> PathBuf {
+/// Variables a CLI may see, written out here apart from the library's list (so a variable
+/// that starts to leak fails these tests): what a program needs to start, plus those the
+/// shell running a fake CLI adds itself.
+const BASE_VARS: &str = "PATH HOME USER LOGNAME LANG LC_ALL LC_CTYPE LC_MESSAGES TZ TMPDIR TMP \
+     TEMP HTTPS_PROXY HTTP_PROXY NO_PROXY https_proxy http_proxy no_proxy SSL_CERT_FILE \
+     SSL_CERT_DIR NODE_EXTRA_CA_CERTS CAIRN_INTERNAL_CALL NO_COLOR PWD OLDPWD SHLVL _";
+
+/// What each fake CLI demands of its call.
+struct Demands {
+    /// Flags that must be there.
+    required: &'static [&'static str],
+    /// Variables allowed besides [`BASE_VARS`].
+    vars: &'static str,
+    /// `NAME=value` pairs that must be set exactly (`{home}` is the configuration home).
+    values: Vec<String>,
+    /// Variables that must not be set.
+    absent: &'static [&'static str],
+    /// The variable naming the configuration home.
+    home_var: &'static str,
+    /// What the configuration home may hold.
+    home_entries: &'static str,
+    /// More shell checks.
+    extra: String,
+}
+
+fn claude_demands(home: &Path) -> Demands {
+    Demands {
+        required: &[
+            "-p",
+            "--output-format=json",
+            "--no-session-persistence",
+            "--safe-mode",
+            "--strict-mcp-config",
+            "--disable-slash-commands",
+            "--permission-mode=dontAsk",
+            "--tools=",
+        ],
+        vars: "CLAUDE_CONFIG_DIR CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC \
+               ENABLE_CLAUDEAI_MCP_SERVERS ANTHROPIC_API_KEY",
+        values: vec![
+            format!("CLAUDE_CONFIG_DIR={}", home.display()),
+            "ANTHROPIC_API_KEY=sk-ant-test".into(),
+            "ENABLE_CLAUDEAI_MCP_SERVERS=false".into(),
+        ],
+        absent: &["GEMINI_API_KEY", "NODE_OPTIONS"],
+        home_var: "CLAUDE_CONFIG_DIR",
+        home_entries: ".credentials.json .claude.json",
+        extra: String::new(),
+    }
+}
+
+fn gemini_demands(home: &Path, user_gemini: &Path) -> Demands {
+    let settings = home.join(".gemini/settings.json");
+    Demands {
+        required: &[
+            "--output-format=json",
+            "--approval-mode=default",
+            "--extensions=none",
+            "--policy=gemini-home/cairn-no-tools.toml",
+            "--admin-policy=gemini-home/cairn-no-tools.toml",
+        ],
+        vars: "GEMINI_CLI_HOME GEMINI_CLI_SYSTEM_SETTINGS_PATH GEMINI_CLI_SYSTEM_DEFAULTS_PATH \
+               GEMINI_API_KEY",
+        values: vec![
+            format!("GEMINI_CLI_HOME={}", home.display()),
+            format!("GEMINI_CLI_SYSTEM_SETTINGS_PATH={}", settings.display()),
+            format!("GEMINI_CLI_SYSTEM_DEFAULTS_PATH={}", settings.display()),
+            "GEMINI_API_KEY=test-gemini-key".into(),
+        ],
+        absent: &["ANTHROPIC_API_KEY", "NODE_OPTIONS"],
+        home_var: "GEMINI_CLI_HOME",
+        home_entries: ".gemini cairn-no-tools.toml",
+        extra: format!(
+            r#"S="$H/.gemini/settings.json"
+grep -q '"core": \[\]' "$S" || fail "settings keep built-in tools"
+grep -q '"mcpServers": {{}}' "$S" || fail "settings keep MCP servers"
+grep -q '"selectedType": "oauth-personal"' "$S" || fail "sign-in method not carried over"
+grep -q -e evil -e run_shell_command "$S" && fail "the user's settings leaked in"
+for k in skills hooksConfig; do
+  grep -A1 "\"$k\"" "$S" | grep -q '"enabled": false' || fail "$k not off"
+done
+for e in $(ls -A "$H/.gemini"); do
+  case " settings.json oauth_creds.json " in *" $e "*) ;; *) fail "unexpected in .gemini: $e";; esac
+done
+[ -L "$H/.gemini/oauth_creds.json" ] || fail "sign-in not linked"
+[ "$(cat "$H/.gemini/oauth_creds.json")" = "$(cat '{user}/oauth_creds.json')" ] || fail "wrong sign-in"
+grep -q 'toolName = "\*"' "$H/cairn-no-tools.toml" || fail "policy does not cover every tool"
+grep -q 'decision = "deny"' "$H/cairn-no-tools.toml" || fail "policy does not deny"
+[ -e .gemini ] && fail "the working folder keeps project settings"
+"#,
+            user = user_gemini.display()
+        ),
+    }
+}
+
+/// A fake agent CLI: a shell script standing in for `claude`/`gemini` that fails (exit 9,
+/// with the reason on standard error) unless its call is what Cairn promises — arguments
+/// exactly `args` with every disabling flag and no enabling one, the recursion guard, the
+/// working folder, a cleared environment, a private configuration home holding nothing that
+/// adds a capability — then saves its standard input and prints `out` (a recording of the
+/// CLI's output written for these tests).
+fn fake_cli(
+    bin: &Path,
+    program: &str,
+    workdir: &Path,
+    args: &[String],
+    demands: &Demands,
+    out: &str,
+) -> PathBuf {
     fs_err::create_dir_all(bin).unwrap();
     let path = bin.join(program);
     let expected = bin.join(format!("{program}.args"));
@@ -69,31 +179,159 @@ fn fake_cli(bin: &Path, program: &str, workdir: &Path, args: &[String], out: &st
         args.iter().map(|a| format!("{a}\n")).collect::<String>(),
     )
     .unwrap();
+    let values: String = demands
+        .values
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            format!("[ \"${k}\" = '{v}' ] || fail \"{k} is '${k}', not '{v}'\"\n")
+        })
+        .collect();
+    let absent: String = demands
+        .absent
+        .iter()
+        .map(|k| format!("[ -z \"${{{k}+x}}\" ] || fail \"{k} leaked\"\n"))
+        .collect();
     let script = format!(
         r#"#!/bin/sh
-if [ "$CAIRN_INTERNAL_CALL" != "1" ]; then echo "recursion guard not set" >&2; exit 3; fi
-if [ "$(pwd -P)" != "$(cd '{wd}' && pwd -P)" ]; then echo "wrong cwd $(pwd)" >&2; exit 4; fi
+fail() {{ echo "$*" >&2; exit 9; }}
+touch '{ran}'
+[ "$CAIRN_INTERNAL_CALL" = "1" ] || fail "recursion guard not set"
+[ "$(pwd -P)" = "$(cd '{wd}' && pwd -P)" ] || fail "wrong cwd $(pwd)"
 if [ "$#" -gt 0 ]; then printf '%s\n' "$@"; fi > '{got}'
-if ! cmp -s '{got}' '{expected}'; then echo "unexpected args: $*" >&2; exit 5; fi
-cat > '{stdin}'
+cmp -s '{got}' '{expected}' || fail "unexpected args: $*"
+for a in "$@"; do
+  case "$a" in
+    --dangerously*|--allow-dangerously*|--allowedTools*|--allowed-tools*|--mcp-config*|\
+    --plugin-dir*|--plugin-url*|--add-dir*|--include-directories*|--permission-mode=bypass*|\
+    --permission-mode=accept*|--permission-mode=auto|-y|--yolo|--approval-mode=yolo|\
+    --approval-mode=auto_edit|--allowed-mcp-server-names*|--sandbox*|-s|-m|--model) fail "tool-enabling or bare flag $a";;
+  esac
+done
+for want in {required}; do
+  found=; for a in "$@"; do [ "$a" = "$want" ] && found=1; done
+  [ -n "$found" ] || fail "missing $want"
+done
+leaked=$(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' | while read -r n; do
+  case " {vars} " in *" $n "*) ;; *) printf '%s ' "$n";; esac
+done)
+[ -z "$leaked" ] || fail "unexpected variables: $leaked"
+{values}{absent}H="${home_var}"
+[ "$H" = '{home}' ] || fail "configuration home is '$H'"
+[ "$(ls -ld "$H" | cut -c1-10)" = "drwx------" ] || fail "configuration home is not private"
+for e in $(ls -A "$H"); do
+  case " {home_entries} " in *" $e "*) ;; *) fail "unexpected in the configuration home: $e";; esac
+done
+{extra}cat > '{stdin}'
 cat <<'CAIRN_EOF'
 {out}
 CAIRN_EOF
 "#,
+        ran = bin.join(format!("{program}.ran")).display(),
         wd = workdir.display(),
-        stdin = bin.join(format!("{program}.stdin")).display(),
         got = bin.join(format!("{program}.got")).display(),
         expected = expected.display(),
+        required = demands.required.join(" "),
+        vars = format!("{BASE_VARS} {}", demands.vars),
+        home_var = demands.home_var,
+        home = workdir.join(format!("{program}-home")).display(),
+        home_entries = demands.home_entries,
+        extra = demands.extra,
+        stdin = bin.join(format!("{program}.stdin")).display(),
     );
-    fs_err::write(&path, script).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    write_script(&path, &script);
     path
 }
 
+fn write_script(path: &Path, script: &str) {
+    fs_err::write(path, script).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// The environment Cairn runs in for these tests: the real `PATH`, a user whose own Claude
+/// and Gemini folders hold settings with MCP servers, and variables that must not reach a
+/// CLI (code loading, settings redirection, build noise) beside each CLI's sign-in variable.
+fn parent_env(user_home: &Path) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME".into(), user_home.into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("NODE_OPTIONS".into(), "--require /tmp/evil.js".into()),
+        ("CARGO_PKG_NAME".into(), "cairn-llm".into()),
+        ("MCP_SERVERS".into(), "evil".into()),
+        (
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
+            user_home.join("evil-settings.json").into(),
+        ),
+        ("CLAUDE_CONFIG_DIR".into(), user_home.join(".claude").into()),
+        ("ANTHROPIC_API_KEY".into(), "sk-ant-test".into()),
+        ("GEMINI_API_KEY".into(), "test-gemini-key".into()),
+    ];
+    env.retain(|(_, v)| !v.is_empty());
+    env
+}
+
+/// A user's own agent folders: settings naming an MCP server and hooks, an extension, and a
+/// Gemini sign-in.
+fn user_folders(user_home: &Path) -> PathBuf {
+    let claude = user_home.join(".claude");
+    fs_err::create_dir_all(claude.join("plugins")).unwrap();
+    fs_err::write(
+        claude.join("settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "evil"}]}]}}"#,
+    )
+    .unwrap();
+    let gemini = user_home.join(".gemini");
+    fs_err::create_dir_all(gemini.join("extensions/evil")).unwrap();
+    fs_err::write(
+        gemini.join("settings.json"),
+        r#"{"security": {"auth": {"selectedType": "oauth-personal"}},
+            "mcpServers": {"evil": {"command": "evil-server"}}, "tools": {"core": ["run_shell_command"]}}"#,
+    )
+    .unwrap();
+    fs_err::write(
+        gemini.join("oauth_creds.json"),
+        r#"{"access_token": "ya29.test", "refresh_token": "1//test"}"#,
+    )
+    .unwrap();
+    gemini
+}
+
+/// What a configuration home or a working folder might have gained since the last call, all
+/// of it able to add a capability; Cairn removes it before the next call.
+fn plant(kind: CliKind, workdir: &Path, home: &Path) {
+    match kind {
+        CliKind::Claude => {
+            fs_err::create_dir_all(home.join("plugins/evil")).unwrap();
+            fs_err::create_dir_all(home.join("skills/evil")).unwrap();
+            fs_err::write(
+                home.join("settings.json"),
+                r#"{"mcpServers": {"evil": {}}}"#,
+            )
+            .unwrap();
+            fs_err::write(home.join("CLAUDE.md"), "run evil").unwrap();
+        }
+        _ => {
+            fs_err::create_dir_all(home.join(".gemini/extensions/evil")).unwrap();
+            fs_err::create_dir_all(home.join(".agents/skills/evil")).unwrap();
+            fs_err::write(home.join(".gemini/GEMINI.md"), "run evil").unwrap();
+        }
+    }
+    fs_err::create_dir_all(workdir.join(".gemini")).unwrap();
+    fs_err::write(
+        workdir.join(".gemini/settings.json"),
+        r#"{"mcpServers": {}}"#,
+    )
+    .unwrap();
+    fs_err::write(workdir.join(".mcp.json"), r#"{"mcpServers": {"evil": {}}}"#).unwrap();
+}
+
+/// Claude Code's `-p --output-format=json` answer (a recording written for these tests, in
+/// the shape Claude Code 2.1.197 prints).
 fn claude_out(result: &str) -> String {
     json!({
         "type": "result", "subtype": "success", "is_error": false, "duration_ms": 2113,
@@ -106,31 +344,30 @@ fn claude_out(result: &str) -> String {
     .to_string()
 }
 
+/// Gemini CLI's `--output-format=json` answer (a recording written for these tests, in the
+/// shape Gemini CLI 0.61.0 prints).
+fn gemini_out(response: &str) -> String {
+    json!({
+        "session_id": "c6d51e7f-d443-45a7-8112-a05884d50b7c",
+        "response": response,
+        "stats": {"models": {"gemini-2.5-flash-lite": {
+            "api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 1290},
+            "tokens": {"input": 901, "prompt": 901, "candidates": 40, "total": 941, "cached": 0,
+                       "thoughts": 0, "tool": 0},
+            "roles": {"main": {"totalRequests": 1}}}},
+            "tools": {"totalCalls": 0, "totalSuccess": 0, "totalFail": 0, "byName": {}}}
+    })
+    .to_string()
+}
+
 #[tokio::test]
-async fn each_agent_cli_is_called_with_its_flags_guard_and_folder_and_read_in_its_own_shape() {
+async fn claude_and_gemini_run_with_no_tools_their_own_home_and_a_cleared_environment() {
     let dir = tempfile::tempdir().unwrap();
     let workdir = dir.path().join("model-calls");
     let bin = dir.path().join("bin");
+    let user_home = dir.path().join("user");
+    let user_gemini = user_folders(&user_home);
     let store = store(dir.path()).await;
-    let codex_out = [
-        json!({"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"}),
-        json!({"type": "turn.started"}),
-        json!({"type": "item.completed", "item": {"id": "item_0", "type": "reasoning", "text": "**Reading the conversation**"}}),
-        json!({"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": GOOD}}),
-        json!({"type": "turn.completed", "usage": {"input_tokens": 1530, "cached_input_tokens": 0, "output_tokens": 58}}),
-    ]
-    .iter()
-    .map(Value::to_string)
-    .collect::<Vec<_>>()
-    .join("\n");
-    let gemini_out = json!({
-        "response": format!("```json\n{GOOD}\n```"),
-        "stats": {"models": {"gemini-2.5-flash-lite": {
-            "api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 1290},
-            "tokens": {"prompt": 901, "candidates": 40, "total": 941, "cached": 0, "thoughts": 0, "tool": 0}}},
-            "tools": {"totalCalls": 0}}
-    })
-    .to_string();
     for (kind, out, model, tokens) in [
         (
             CliKind::Claude,
@@ -138,18 +375,27 @@ async fn each_agent_cli_is_called_with_its_flags_guard_and_folder_and_read_in_it
             "claude-haiku-4-5-20251001",
             (812, 64),
         ),
-        (CliKind::Codex, codex_out, "default", (1530, 58)),
         (
             CliKind::Gemini,
-            gemini_out,
+            gemini_out(&format!("```json\n{GOOD}\n```")),
             "gemini-2.5-flash-lite",
             (901, 40),
         ),
     ] {
-        let args = AgentCli::new(kind, PathBuf::new(), "", workdir.clone()).args();
-        let program = fake_cli(&bin, kind.program(), &workdir, &args, &out);
+        let cli = AgentCli::new(kind, PathBuf::new(), "", workdir.clone());
+        let home = cli.home();
+        assert_eq!(home, workdir.join(format!("{}-home", kind.program())));
+        let demands = match kind {
+            CliKind::Claude => claude_demands(&home),
+            _ => gemini_demands(&home, &user_gemini),
+        };
+        let program = fake_cli(&bin, kind.program(), &workdir, &cli.args(), &demands, &out);
+        plant(kind, &workdir, &home);
         let llm = Llm::new(
-            Arc::new(AgentCli::new(kind, program, "", workdir.clone())),
+            Arc::new(
+                AgentCli::new(kind, program, "", workdir.clone())
+                    .with_parent_env(parent_env(&user_home)),
+            ),
             store.clone(),
             policy(),
         );
@@ -172,29 +418,296 @@ async fn each_agent_cli_is_called_with_its_flags_guard_and_folder_and_read_in_it
             "{stdin}"
         );
     }
-    // Flags that keep a call out of the user's history are there.
+    // The user's own folders are untouched.
+    assert!(user_home.join(".claude/settings.json").is_file());
+    assert!(user_gemini.join("extensions/evil").is_dir());
+    // Values go as --flag=value, the model named with the flag.
     let claude = AgentCli::new(CliKind::Claude, PathBuf::new(), "", workdir.clone()).args();
-    assert!(claude.contains(&"--no-session-persistence".to_owned()));
-    assert!(claude.windows(2).any(|w| w == ["--model", "haiku"]));
-    let codex = AgentCli::new(
-        CliKind::Codex,
+    assert!(claude.contains(&"--model=haiku".to_owned()), "{claude:?}");
+    let gemini = AgentCli::new(
+        CliKind::Gemini,
         PathBuf::new(),
-        "gpt-5-mini",
+        "gemini-2.5-flash",
         workdir.clone(),
     )
     .args();
     assert!(
-        codex.contains(&"--ephemeral".to_owned())
-            && codex.windows(2).any(|w| w == ["-m", "gpt-5-mini"])
+        gemini.contains(&"--model=gemini-2.5-flash".to_owned()),
+        "{gemini:?}"
     );
     let rows = store.llm_calls(10).await.unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 2);
     assert!(
         rows.iter()
             .all(|r| r.outcome == LedgerOutcome::Ok && r.purpose == "consolidate")
     );
-    assert_eq!(rows[2].provider, "claude-cli");
-    assert_eq!(rows[2].cost_usd, Some(0.0021));
+    assert_eq!(rows[1].provider, "claude-cli");
+    assert_eq!(rows[1].cost_usd, Some(0.0021));
+}
+
+#[tokio::test]
+async fn the_fake_cli_fails_a_call_that_could_act() {
+    // The fake CLI itself: a call with a tool-enabling flag, a leaked variable or a
+    // configuration home holding settings is failed, so the test above proves something.
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("model-calls");
+    let bin = dir.path().join("bin");
+    let user_home = dir.path().join("user");
+    user_folders(&user_home);
+    let cli = AgentCli::new(CliKind::Claude, PathBuf::new(), "", workdir.clone());
+    let home = cli.home();
+    let mut args = cli.args();
+    let program = fake_cli(
+        &bin,
+        "claude",
+        &workdir,
+        &args,
+        &claude_demands(&home),
+        &claude_out(GOOD),
+    );
+    let run = |extra: &[&str], env: &[(&str, &str)]| {
+        fs_err::create_dir_all(&home).unwrap();
+        let mut c = std::process::Command::new(&program);
+        c.args(&args)
+            .args(extra)
+            .current_dir(&workdir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CAIRN_INTERNAL_CALL", "1")
+            .env("CLAUDE_CONFIG_DIR", &home)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("ENABLE_CLAUDEAI_MCP_SERVERS", "false");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.stdin(std::process::Stdio::null()).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    fs_err::create_dir_all(&workdir).unwrap();
+    private(&home);
+    assert_eq!(run(&[], &[]).0, Some(0), "{}", run(&[], &[]).1);
+    let (code, err) = run(&["--dangerously-skip-permissions"], &[]);
+    assert_eq!(code, Some(9));
+    assert!(err.contains("unexpected args"), "{err}");
+    let (code, err) = run(&[], &[("NODE_OPTIONS", "--require x")]);
+    assert_eq!(code, Some(9));
+    assert!(err.contains("NODE_OPTIONS"), "{err}");
+    fs_err::write(home.join("settings.json"), "{}").unwrap();
+    let (code, err) = run(&[], &[]);
+    assert_eq!(code, Some(9));
+    assert!(err.contains("settings.json"), "{err}");
+    args.retain(|a| a != "--tools=");
+    let program = fake_cli(
+        &bin,
+        "claude",
+        &workdir,
+        &args,
+        &claude_demands(&home),
+        &claude_out(GOOD),
+    );
+    fs_err::remove_file(home.join("settings.json")).unwrap();
+    let out = std::process::Command::new(&program)
+        .args(&args)
+        .current_dir(&workdir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("CAIRN_INTERNAL_CALL", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(9));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("missing --tools="),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn private(dir: &Path) {
+    fs_err::create_dir_all(dir).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+}
+
+fn llm_settings(dir: &Path, provider: &str, model: &str) -> (LlmSettings, Paths) {
+    let paths = Paths::under(dir);
+    let mut s = Settings::load(&paths, &Overrides(Vec::new()), std::iter::empty())
+        .unwrap()
+        .settings
+        .llm;
+    s.provider = provider.into();
+    s.model = model.into();
+    (s, paths)
+}
+
+/// A program that only records that it ran.
+fn marker_program(bin: &Path, name: &str) -> (PathBuf, PathBuf) {
+    fs_err::create_dir_all(bin).unwrap();
+    let program = bin.join(name);
+    let marker = bin.join(format!("{name}.ran"));
+    write_script(
+        &program,
+        &format!("#!/bin/sh\ntouch '{}'\necho '{{}}'\n", marker.display()),
+    );
+    (program, marker)
+}
+
+#[tokio::test]
+async fn codex_is_refused_when_configured_and_at_call_time_and_never_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path()).await;
+    let (settings, paths) = llm_settings(dir.path(), "codex-cli", "");
+    let err = provider_from_settings(&settings, &paths)
+        .err()
+        .unwrap()
+        .to_string();
+    for named in [
+        "codex-cli",
+        "refused",
+        "claude-cli",
+        "\"local\"",
+        "anthropic",
+    ] {
+        assert!(err.contains(named), "{named}: {err}");
+    }
+    let (program, marker) = marker_program(&dir.path().join("bin"), "codex");
+    let llm = Llm::new(
+        Arc::new(AgentCli::new(
+            CliKind::Codex,
+            program,
+            "",
+            dir.path().join("w"),
+        )),
+        store.clone(),
+        policy(),
+    );
+    let err = llm.call(&request("x")).await.unwrap_err().to_string();
+    assert!(
+        err.contains("codex-cli") && err.contains("refused") && err.contains("after 1 attempt"),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the refused CLI ran");
+    assert!(
+        AgentCli::new(CliKind::Codex, PathBuf::new(), "", PathBuf::new())
+            .args()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn a_model_name_that_reads_as_a_flag_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path()).await;
+    let bin = dir.path().join("bin");
+    for kind in [CliKind::Claude, CliKind::Gemini] {
+        for model in ["--yolo", "-m --yolo"] {
+            let (settings, paths) = llm_settings(dir.path(), kind.provider_name(), model);
+            let err = provider_from_settings(&settings, &paths)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.contains("llm.model") && err.contains(model),
+                "{kind:?} {model}: {err}"
+            );
+            let (program, marker) = marker_program(&bin, kind.program());
+            let llm = Llm::new(
+                Arc::new(AgentCli::new(kind, program, model, dir.path().join("w"))),
+                store.clone(),
+                policy(),
+            );
+            let err = llm.call(&request("x")).await.unwrap_err().to_string();
+            assert!(
+                err.contains("llm.model") && err.contains("after 1 attempt"),
+                "{kind:?} {model}: {err}"
+            );
+            assert!(!marker.exists(), "{kind:?} ran with model {model:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cli_that_is_not_signed_in_says_how_to_sign_in_to_cairns_own_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("model-calls");
+    let bin = dir.path().join("bin");
+    let user_home = dir.path().join("user");
+    let user_gemini = user_folders(&user_home);
+    let store = store(dir.path()).await;
+    // What Claude Code 2.1.197 prints with no sign-in in its configuration folder (a
+    // recording written for these tests).
+    let claude_not_signed_in = json!({"type": "result", "subtype": "success", "is_error": true,
+        "duration_ms": 73, "num_turns": 1, "result": "Not logged in · Please run /login",
+        "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0},
+        "modelUsage": {}})
+    .to_string();
+    let cli = AgentCli::new(CliKind::Claude, PathBuf::new(), "", workdir.clone());
+    let home = cli.home();
+    let program = fake_cli(
+        &bin,
+        "claude",
+        &workdir,
+        &cli.args(),
+        &claude_demands(&home),
+        &claude_not_signed_in,
+    );
+    let llm = Llm::new(
+        Arc::new(
+            AgentCli::new(CliKind::Claude, program, "", workdir.clone())
+                .with_parent_env(parent_env(&user_home)),
+        ),
+        store.clone(),
+        policy(),
+    );
+    let err = llm.call(&request("x")).await.unwrap_err().to_string();
+    assert!(
+        err.contains("Not logged in")
+            && err.contains("claude auth login")
+            && err.contains(&home.display().to_string())
+            && err.contains("after 1 attempt"),
+        "{err}"
+    );
+    // Gemini CLI 0.61.0 prints its error object on standard error (a recording written for
+    // these tests).
+    let gemini = bin.join("gemini-no-auth");
+    write_script(
+        &gemini,
+        r#"#!/bin/sh
+cat > /dev/null
+cat >&2 <<'CAIRN_EOF'
+{
+  "session_id": "709d3f3e-6ee4-40ce-871e-1f76c58c8a7b",
+  "error": {
+    "type": "Error",
+    "message": "Please set an Auth method in your /tmp/x/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA",
+    "code": 41
+  }
+}
+CAIRN_EOF
+exit 41
+"#,
+    );
+    let llm = Llm::new(
+        Arc::new(
+            AgentCli::new(CliKind::Gemini, gemini, "", workdir.clone())
+                .with_parent_env(parent_env(&user_home)),
+        ),
+        store.clone(),
+        policy(),
+    );
+    let err = llm.call(&request("x")).await.unwrap_err().to_string();
+    assert!(
+        err.contains("exit 41")
+            && err.contains("Auth method")
+            && err.contains(&user_gemini.display().to_string())
+            && err.contains("selectedType"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -202,35 +715,43 @@ async fn a_cli_error_names_the_provider_and_a_hung_cli_is_stopped_at_the_deadlin
     let dir = tempfile::tempdir().unwrap();
     let workdir = dir.path().join("w");
     let bin = dir.path().join("bin");
+    let user_home = dir.path().join("user");
+    user_folders(&user_home);
     let store = store(dir.path()).await;
-    let args = AgentCli::new(CliKind::Claude, PathBuf::new(), "", workdir.clone()).args();
+    let cli = AgentCli::new(CliKind::Claude, PathBuf::new(), "", workdir.clone());
     let err_out = json!({"type": "result", "subtype": "error_during_execution", "is_error": true,
-        "result": "Invalid API key · Please run /login", "total_cost_usd": 0, "usage": {}})
+        "result": "API Error: 500 internal server error", "total_cost_usd": 0, "usage": {}})
     .to_string();
-    let program = fake_cli(&bin, "claude", &workdir, &args, &err_out);
+    let program = fake_cli(
+        &bin,
+        "claude",
+        &workdir,
+        &cli.args(),
+        &claude_demands(&cli.home()),
+        &err_out,
+    );
     let llm = Llm::new(
-        Arc::new(AgentCli::new(CliKind::Claude, program, "", workdir.clone())),
+        Arc::new(
+            AgentCli::new(CliKind::Claude, program, "", workdir.clone())
+                .with_parent_env(parent_env(&user_home)),
+        ),
         store.clone(),
         policy(),
     );
     let err = llm.call(&request("x")).await.unwrap_err().to_string();
     assert!(
-        err.contains("claude-cli") && err.contains("Invalid API key"),
+        err.contains("claude-cli") && err.contains("internal server error"),
         "{err}"
     );
     assert!(
-        err.contains("after 1 attempt"),
-        "a lasting failure is not retried: {err}"
+        err.contains("after 1 attempt") && !err.contains("auth login"),
+        "a lasting failure is not retried, and is not taken for a sign-in problem: {err}"
     );
 
     // A CLI that never answers.
     let hung = bin.join("hung");
-    fs_err::write(&hung, "#!/bin/sh\nsleep 30\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs_err::set_permissions(&hung, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    write_script(&hung, "#!/bin/sh\nsleep 30\n");
+
     let mut p = policy();
     p.timeout = Duration::from_millis(300);
     p.retries = 1;
