@@ -100,8 +100,9 @@ enum Answer {
 }
 
 /// Methods that may run for minutes.
-const LONG_METHODS: [&str; 8] = [
+const LONG_METHODS: [&str; 9] = [
     "capture_run",
+    "replay_run",
     "index_migrate",
     "export_run",
     "import_run",

@@ -44,6 +44,8 @@ mod migrate_api;
 mod models;
 mod notes_api;
 mod profiles_api;
+mod recall_at;
+mod replay_api;
 mod review_api;
 mod service;
 mod skills_api;

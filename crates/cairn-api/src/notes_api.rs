@@ -276,6 +276,7 @@ impl Service {
                 mode,
                 rerank,
                 cairn_recall::Tuning::default(),
+                None,
             )
             .await?;
         Ok(hits

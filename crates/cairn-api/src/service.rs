@@ -690,7 +690,8 @@ impl Service {
 
     /// One search over one or more corpora (the records, the notes) ranked as one list by
     /// the retriever, with the loaded embedder and cross-encoder. Each hit's `corpus` is its
-    /// corpus's position in `corpora`.
+    /// corpus's position in `corpora`. `at` is when the question is asked (dates in it such
+    /// as "yesterday" are read against it); `None`: now.
     pub(crate) async fn retrieve(
         &self,
         corpora: Vec<cairn_recall::Corpus>,
@@ -698,6 +699,7 @@ impl Service {
         mode: cairn_recall::SearchMode,
         rerank: bool,
         tuning: cairn_recall::Tuning,
+        at: Option<cairn_core::Timestamp>,
     ) -> Result<(Vec<cairn_recall::Hit>, cairn_recall::SearchNotes)> {
         let retriever = cairn_recall::Retriever {
             corpora,
@@ -709,7 +711,7 @@ impl Service {
             text: q,
             mode,
             rerank,
-            now: chrono::Utc::now(),
+            now: at.unwrap_or_else(chrono::Utc::now),
         };
         retriever.search(&query).await.map_err(|e| match e {
             cairn_recall::Error::Store(e) => ApiError::from(e),
@@ -981,8 +983,15 @@ impl Service {
         let (hits, searched) = if corpora.is_empty() {
             (Vec::new(), cairn_recall::SearchNotes::default())
         } else {
-            self.retrieve(corpora, q, mode, rerank, cairn_recall::Tuning::default())
-                .await?
+            self.retrieve(
+                corpora,
+                q,
+                mode,
+                rerank,
+                cairn_recall::Tuning::default(),
+                None,
+            )
+            .await?
         };
         let degraded = searched.degraded;
         let reranked = searched.reranked;

@@ -55,6 +55,8 @@ pub(crate) struct TurnState {
     ranker: tokio::sync::Mutex<Option<(Option<std::time::SystemTime>, Arc<Ranker>)>>,
     /// The LLM judge's model, for the `[llm]` settings it was made from.
     judge: tokio::sync::Mutex<Option<(cairn_config::LlmSettings, Arc<cairn_llm::Llm>)>>,
+    /// When each item became known, for turns asked at a given time ([`crate::recall_at`]).
+    pub(crate) item_times: tokio::sync::Mutex<Option<crate::recall_at::ItemTimes>>,
 }
 
 impl std::fmt::Debug for TurnState {
@@ -286,11 +288,13 @@ impl Service {
             .iter()
             .map(|r| r.record.id.as_str().to_owned())
             .collect();
-        let previous = req
-            .context
-            .last()
-            .cloned()
-            .or_else(|| own.last().map(|r| r.record.request.clone()));
+        // A replayed turn's conversation had said only what came before it.
+        let replayed = req.at.is_some();
+        let previous = req.context.last().cloned().or_else(|| {
+            own.iter()
+                .rfind(|r| !replayed || r.record.started_at < now)
+                .map(|r| r.record.request.clone())
+        });
         let query = query_text(&req.prompt, previous.as_deref());
         let q = TextQuery {
             text: query.clone(),
@@ -302,48 +306,22 @@ impl Service {
             limit: note::CANDIDATES,
             context_boost: None,
         };
-        // Records a review archived as duplicates are never shown.
-        let hidden = Arc::new(self.store().hidden_records().await?);
-        // Left out before fusion, so the scores of what stays are not measured against what
-        // cannot be shown: the asking conversation, archived duplicates and, when a turn is
-        // replayed at an earlier time, what was remembered after it.
-        let replayed = req.at.is_some();
-        let own_session = q.exclude_session.clone();
-        let keep_record: cairn_recall::KeepFn = {
-            let hidden = hidden.clone();
-            Arc::new(move |h: &cairn_index::TextHit| {
-                own_session.as_deref() != Some(h.session_id.as_str())
-                    && !hidden.contains(&h.record_id)
-                    && (!replayed || h.timestamp <= now)
-            })
-        };
-        let mut corpora = vec![cairn_recall::Corpus {
-            text: self.text_index(),
-            vectors: self.dense_parts().await.map(|d| d.index),
-            keep: Some(keep_record),
-            store: Some(self.store().clone()),
-        }];
-        let items = self.items_corpus(None).await?;
-        let items_at = items.as_ref().map(|_| corpora.len());
-        let items_index = items.map(|(index, mut corpus)| {
-            // An item distilled only from the asking conversation is that conversation's own.
-            let idx = index.clone();
-            let own = own_ids.clone();
-            corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
-                (!replayed || h.timestamp <= now)
-                    && idx
-                        .sources_of(&h.record_id)
-                        .is_none_or(|s| s.is_empty() || !s.iter().all(|r| own.contains(r)))
-            }));
-            corpora.push(corpus);
-            index
-        });
-        let notes = self.notes_corpus(req.project.clone()).await?;
-        let notes_at = notes.as_ref().map(|_| corpora.len());
-        let notes_index = notes.map(|(index, corpus)| {
-            corpora.push(corpus);
-            index
-        });
+        // The records, items and notes the turn may be shown: not the asking conversation's,
+        // not archived duplicates and, when the turn is asked at a given time, only what was
+        // remembered before it (`recall_at`).
+        let recall = self
+            .recall_at(
+                replayed.then_some(now),
+                q.exclude_session.clone(),
+                own_ids,
+                req.project.clone(),
+            )
+            .await?;
+        let corpora = recall.corpora.clone();
+        let items_at = recall.items.as_ref().map(|(at, _)| *at);
+        let items_index = recall.items.as_ref().map(|(_, index)| index.clone());
+        let notes_at = recall.notes.as_ref().map(|(at, _)| *at);
+        let notes_index = recall.notes.as_ref().map(|(_, index)| index.clone());
         // How many of the prompt's words, and of its names, the memory knows at all, where
         // the note may show from (not the asking conversation; when replayed, only what was
         // said by then).
@@ -394,15 +372,13 @@ impl Service {
                 cairn_recall::SearchMode::Hybrid,
                 rerank,
                 cairn_recall::Tuning::default(),
+                replayed.then_some(now),
             )
             .await?;
         // What each candidate is (what was remembered after the turn's time is not known then).
         let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
         for h in hits {
-            if req.at.is_some() && h.hit.timestamp > now {
-                continue;
-            }
-            if h.corpus == 0 && hidden.contains(&h.hit.record_id) {
+            if !recall.shows(&h) {
                 continue;
             }
             let signals = Signals {
@@ -422,10 +398,17 @@ impl Service {
                         kind: Kind::Item,
                         item_kind: Some(crate::items_api::name_of(&item.kind)),
                         title: item.title.clone(),
-                        text: if item.body.trim().is_empty() {
-                            item.summary.clone()
-                        } else {
-                            format!("{} {}", item.summary, item.body)
+                        text: {
+                            let text = if item.body.trim().is_empty() {
+                                item.summary.clone()
+                            } else {
+                                format!("{} {}", item.summary, item.body)
+                            };
+                            // What only outside text stated says so where the agent reads it.
+                            match crate::items_api::provenance_mark(item) {
+                                Some(mark) => format!("{mark} {text}"),
+                                None => text,
+                            }
                         },
                         at: item.said_at.or(item.happened_at),
                         project: item.project.clone(),

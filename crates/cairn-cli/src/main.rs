@@ -20,6 +20,7 @@ mod hook;
 mod llm;
 mod memory_tool;
 mod note_eval;
+mod replay_cli;
 mod review_cli;
 mod turn_cli;
 
@@ -300,6 +301,10 @@ enum Command {
         /// Compute the note but log nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Ask as at this moment (RFC 3339): only what was remembered before it can be shown,
+        /// and dates in the message ("yesterday") are read against it.
+        #[arg(long, value_name = "TIME")]
+        at: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -477,6 +482,31 @@ enum EvalCmd {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// The turn note on your own captured history: each captured request (oldest first)
+    /// asked for its note as its hook would have asked at that moment, labelled by what its
+    /// answer went on to reuse of earlier sessions; hit rate, precision and silence beside
+    /// plain search's top 3 (docs/replay.md). The figures show in the app.
+    Replay {
+        /// Only requests made on or after this date (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Only requests made on or before this date (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        until: Option<String>,
+        /// Only this project's requests (its identity, or a working directory).
+        #[arg(long, value_name = "P")]
+        project: Option<String>,
+        /// At most the latest N requests in range.
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also write one JSON line per request (request, at, session, needed, shown) to
+        /// this file.
+        #[arg(long, value_name = "FILE")]
+        labels: Option<PathBuf>,
     },
     /// How the turn note would trade at each bar from 0.3 to 0.9, recomputed from the file
     /// `cairn eval note --candidates FILE` wrote (no service, no model).
@@ -1060,6 +1090,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
             .map(|_| ())
             .map_err(Failure::from),
             Command::Eval {
+                what:
+                    EvalCmd::Replay {
+                        since,
+                        until,
+                        project,
+                        limit,
+                        json,
+                        labels,
+                    },
+            } => {
+                let backend =
+                    Backend::connect_or_open_with(&paths, &loaded.settings, loaded.file.clone())
+                        .await?;
+                let req = cairn_core::api::ReplayReq {
+                    since,
+                    until,
+                    project,
+                    limit,
+                    rows: false,
+                };
+                let res = replay_cli::run(&backend, req, json, labels.as_deref()).await;
+                backend.close().await;
+                res.map_err(Failure::from)
+            }
+            Command::Eval {
                 what: EvalCmd::Bars { file, json },
             } => note_eval::bars(&file, json)
                 .map(|_| ())
@@ -1082,6 +1137,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 project,
                 session,
                 dry_run,
+                at,
                 json,
             } => {
                 let backend =
@@ -1101,7 +1157,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     prompt,
                     context: Vec::new(),
                     dry_run,
-                    at: None,
+                    at,
                 };
                 let res = turn_cli::turn_note(&backend, req, json).await;
                 backend.close().await;

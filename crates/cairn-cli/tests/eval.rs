@@ -494,3 +494,291 @@ fn bench_search_prints_one_json_object_per_step() {
         );
     }
 }
+
+/// A Claude Code session in a fake home: (request, reply) turns on one day of August 2026.
+fn claude_session(home: &std::path::Path, id: &str, day: u32, turns: &[(&str, &str)]) {
+    let dir = home.join(".claude/projects/-work-billing");
+    fs_err::create_dir_all(&dir).unwrap();
+    let mut body = String::new();
+    for (i, (request, reply)) in turns.iter().enumerate() {
+        let at = |s: u32| format!("2026-08-{day:02}T09:{i:02}:{s:02}Z");
+        let u = serde_json::json!({"type":"user","uuid":format!("{id}-u{i}"),"parentUuid":null,"sessionId":id,"timestamp":at(0),"cwd":"/work/billing","message":{"role":"user","content":request}});
+        let a = serde_json::json!({"type":"assistant","uuid":format!("{id}-a{i}"),"parentUuid":format!("{id}-u{i}"),"sessionId":id,"timestamp":at(5),"cwd":"/work/billing","message":{"id":format!("{id}-m{i}"),"role":"assistant","model":"claude-test","content":[{"type":"text","text":reply}],"stop_reason":"end_turn"}});
+        body.push_str(&format!("{u}\n{a}\n"));
+    }
+    fs_err::write(dir.join(format!("{id}.jsonl")), body).unwrap();
+}
+
+/// `cairn` for a captured home: the fake user home its agents wrote, Cairn's own home.
+fn cairn_in(user: &std::path::Path, home: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.env("HOME", user)
+        .env("CAIRN_HOME", home)
+        .env("CAIRN__CAPTURE__SETTLE_SECONDS", "0")
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env_remove("CAIRN__MODELS__EMBEDDER");
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "COPILOT_HOME",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
+
+fn run_ok(mut c: Command) -> String {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn rows(file: &std::path::Path) -> Vec<serde_json::Value> {
+    fs_err::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn row<'a>(rows: &'a [serde_json::Value], starts: &str) -> &'a serde_json::Value {
+    rows.iter()
+        .find(|r| r["request"].as_str().unwrap().starts_with(starts))
+        .unwrap_or_else(|| panic!("no row for {starts:?} in {rows:?}"))
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `cairn eval replay` over a history captured by `cairn capture --once`: a later session's
+/// request whose answer reuses an earlier session's port and file is labelled as needing
+/// that record, and its note (the real service path) holds it; a request needing nothing
+/// gets no note; a record captured after a request is never its candidate; the figures are
+/// one JSON object and are kept for the app.
+#[test]
+fn eval_replay_labels_requests_from_their_answers_and_measures_the_note() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let user = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    claude_session(
+        user.path(),
+        "sess-setup",
+        10,
+        &[
+            (
+                "why does the billing service time out against staging postgres?",
+                "Staging Postgres listens on port 6543, not 5432: the legacy cluster keeps \
+                 5432. I moved the pool settings to config/staging_pool.toml and pointed them \
+                 at 6543; the timeouts stopped.",
+            ),
+            (
+                "make the invoice PDF footer smaller",
+                "Reduced the footer font to 8pt in templates/invoice.html.",
+            ),
+        ],
+    );
+    claude_session(
+        user.path(),
+        "sess-changelog",
+        11,
+        &[(
+            "add a changelog entry for the webhook retries",
+            "Added an Unreleased entry describing exponential backoff for webhooks.",
+        )],
+    );
+    claude_session(
+        user.path(),
+        "sess-worker",
+        12,
+        &[
+            (
+                "which port does staging postgres listen on? the billing worker cannot connect",
+                "The worker still used 5432. Staging listens on port 6543; I pointed the \
+                 worker at config/staging_pool.toml like the service and it connects now.",
+            ),
+            (
+                "translate this haiku about autumn leaves into French",
+                "Feuilles d'automne, le vent les emporte doucement, silence du soir.",
+            ),
+        ],
+    );
+    // Captured after the worker's request: never its candidate, shown or labelled.
+    claude_session(
+        user.path(),
+        "sess-later",
+        20,
+        &[(
+            "move staging postgres to port 7000",
+            "Moved: staging Postgres now listens on port 7000 instead of 6543; \
+             config/staging_pool.toml follows.",
+        )],
+    );
+    let mut capture = cairn_in(user.path(), home.path());
+    capture
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args(["capture", "--once", "--json"]);
+    run_ok(capture);
+
+    let labels = home.path().join("labels.jsonl");
+    let mut replay = cairn_in(user.path(), home.path());
+    replay.env("CAIRN__MODELS__EMBEDDER", &model).args([
+        "eval",
+        "replay",
+        "--json",
+        "--labels",
+        labels.to_str().unwrap(),
+    ]);
+    let figures: serde_json::Value = serde_json::from_str(&run_ok(replay)).unwrap();
+    for key in [
+        "requests",
+        "need",
+        "hit_rate",
+        "precision",
+        "silence_no_need",
+        "note_rate",
+        "p50_ms",
+        "p95_ms",
+        "baseline",
+    ] {
+        assert!(figures.get(key).is_some(), "{key} missing: {figures}");
+    }
+    for key in [
+        "requests",
+        "need",
+        "hit_rate",
+        "precision",
+        "note_rate",
+        "p50_ms",
+    ] {
+        assert!(
+            figures["baseline"].get(key).is_some(),
+            "baseline {key}: {figures}"
+        );
+    }
+    assert_eq!(figures["requests"], serde_json::json!(6), "{figures}");
+    let rows = rows(&labels);
+    assert_eq!(rows.len(), 6);
+    let setup = row(&rows, "why does the billing service time out");
+    let setup_id = setup["id"].as_str().unwrap().to_owned();
+    let later_id = row(&rows, "move staging postgres")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let worker = row(&rows, "which port does staging postgres");
+    assert_eq!(
+        strings(&worker["needed"]),
+        vec![setup_id.clone()],
+        "{worker}"
+    );
+    assert!(
+        strings(&worker["reused"]).contains(&"port:6543".to_owned())
+            && strings(&worker["reused"]).contains(&"config/staging_pool.toml".to_owned()),
+        "{worker}"
+    );
+    assert!(
+        strings(&worker["shown"]).contains(&setup_id),
+        "the note holds the needed record: {worker}"
+    );
+    for key in ["needed", "shown", "baseline"] {
+        assert!(
+            !strings(&worker[key]).contains(&later_id),
+            "{key} holds a record captured after the request: {worker}"
+        );
+    }
+    let haiku = row(&rows, "translate this haiku");
+    assert!(strings(&haiku["needed"]).is_empty(), "{haiku}");
+    assert!(strings(&haiku["shown"]).is_empty(), "silence: {haiku}");
+    // The first request had nothing earlier to need or to be shown.
+    assert!(strings(&setup["needed"]).is_empty() && strings(&setup["shown"]).is_empty());
+    assert!(figures["need"].as_f64().unwrap() > 0.0, "{figures}");
+    assert!(figures["hit_rate"].as_f64().unwrap() > 0.0, "{figures}");
+
+    // The figures are kept: the service answers them as the latest replay.
+    let kept: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(home.path().join("data/replay.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(kept["requests"], serde_json::json!(6));
+    assert!(kept.get("rows").is_none(), "rows are never kept: {kept}");
+}
+
+/// A relative date in a replayed request is read against the request's own time: asked on
+/// 14 August, "yesterday" is the 13th, so plain search (keywords only here) puts the 13th's
+/// change first although the 11th's matches the words as well.
+#[test]
+fn eval_replay_reads_yesterday_against_the_requests_time() {
+    let user = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    claude_session(
+        user.path(),
+        "sess-one",
+        11,
+        &[("change the retry count", "Changed the retry count to 5.")],
+    );
+    claude_session(
+        user.path(),
+        "sess-notes",
+        12,
+        &[(
+            "review the deploy notes for the billing service before the release",
+            "Read the deploy notes: the release goes out on Thursday, the database migration \
+             runs first, the feature flags stay off until the smoke tests pass, the on-call \
+             engineer watches the dashboards for an hour, and any change to the rollout plan \
+             needs a second reviewer; nothing else needs doing before the release.",
+        )],
+    );
+    claude_session(
+        user.path(),
+        "sess-two",
+        13,
+        &[(
+            "change the retry count again",
+            "Changed the retry count to 7.",
+        )],
+    );
+    claude_session(
+        user.path(),
+        "sess-ask",
+        14,
+        &[("what did we change yesterday?", "The retry count, to 7.")],
+    );
+    let mut capture = cairn_in(user.path(), home.path());
+    capture.args(["capture", "--once", "--json"]);
+    run_ok(capture);
+    let labels = home.path().join("labels.jsonl");
+    let mut replay = cairn_in(user.path(), home.path());
+    replay.args([
+        "eval",
+        "replay",
+        "--json",
+        "--labels",
+        labels.to_str().unwrap(),
+    ]);
+    run_ok(replay);
+    let rows = rows(&labels);
+    let two = row(&rows, "change the retry count again")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ask = row(&rows, "what did we change yesterday");
+    assert_eq!(ask["at"], serde_json::json!("2026-08-14T09:00:00Z"));
+    assert_eq!(
+        strings(&ask["baseline"]).first(),
+        Some(&two),
+        "yesterday, from the 14th, is the 13th: {ask}"
+    );
+}

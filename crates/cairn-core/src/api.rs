@@ -15,6 +15,7 @@ mod items;
 mod llm;
 mod notes;
 mod recall;
+mod replay;
 mod review;
 mod skills;
 mod tools;
@@ -26,6 +27,7 @@ pub use items::*;
 pub use llm::*;
 pub use notes::*;
 pub use recall::*;
+pub use replay::*;
 pub use review::*;
 pub use skills::*;
 pub use tools::*;
@@ -123,6 +125,10 @@ macro_rules! for_each_method {
                 "Why a turn's note said what it said: each candidate's probability and the ranker's inputs.";
             note_feedback($crate::api::NoteFeedbackReq) -> $crate::api::InjectionEntry,
                 "Mark an entry of a note not useful (or useful): a label for the next ranker training.";
+            replay_run($crate::api::ReplayReq) -> $crate::api::ReplayReport,
+                "Replay the captured requests: each asked for its turn note as its hook would have asked then, labelled by what its answer reused of earlier sessions; the note's hit rate, precision and silence against plain search's top 3. Kept as the latest replay.";
+            replay_latest($crate::api::Empty) -> $crate::api::ReplayLatest,
+                "The latest replay's figures, if one has run.";
             export_run($crate::api::ExportReq) -> $crate::api::ExportReport,
                 "Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file.";
             agents_found($crate::api::Empty) -> $crate::api::AgentsFound,
@@ -753,6 +759,11 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<InjectionList>(),
         file::<WhyReq>(),
         file::<NoteFeedbackReq>(),
+        file::<ReplayReq>(),
+        file::<ReplayFigures>(),
+        file::<ReplayRow>(),
+        file::<ReplayReport>(),
+        file::<ReplayLatest>(),
         file::<ExportReq>(),
         file::<ExportReport>(),
         file::<ImportReq>(),

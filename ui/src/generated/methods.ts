@@ -63,6 +63,9 @@ import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
 import type { ProfileList } from "./ProfileList";
 import type { ProfilesReq } from "./ProfilesReq";
+import type { ReplayLatest } from "./ReplayLatest";
+import type { ReplayReport } from "./ReplayReport";
+import type { ReplayReq } from "./ReplayReq";
 import type { ReviewActReq } from "./ReviewActReq";
 import type { ReviewActionView } from "./ReviewActionView";
 import type { ReviewInbox } from "./ReviewInbox";
@@ -165,6 +168,10 @@ export type Methods = {
   note_why: { req: WhyReq; res: InjectionView };
   /** Mark an entry of a note not useful (or useful): a label for the next ranker training. */
   note_feedback: { req: NoteFeedbackReq; res: InjectionEntry };
+  /** Replay the captured requests: each asked for its turn note as its hook would have asked then, labelled by what its answer reused of earlier sessions; the note's hit rate, precision and silence against plain search's top 3. Kept as the latest replay. */
+  replay_run: { req: ReplayReq; res: ReplayReport };
+  /** The latest replay's figures, if one has run. */
+  replay_latest: { req: Empty; res: ReplayLatest };
   /** Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file. */
   export_run: { req: ExportReq; res: ExportReport };
   /** The agent frameworks on this machine: session stores found, and the conversations captured from each with their dates. */
@@ -184,4 +191,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
