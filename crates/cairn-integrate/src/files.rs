@@ -1,4 +1,9 @@
-//! Reading, backing up and atomically writing config files.
+//! Reading, backing up and atomically writing config files. Writes go through
+//! [`cairn_text::fsx::write_atomic`]: a temporary file with a random name beside the file,
+//! created exclusively and never through a link, its mode set on the open file, fsynced and
+//! renamed over it; a config file that is (or has become) a link at the moment of writing is
+//! refused. A link the user made to their config file is followed once, when it is read
+//! ([`load`]): the write then goes to the file it names.
 
 use std::io::{ErrorKind, Write as _};
 use std::path::{Path, PathBuf};
@@ -313,24 +318,38 @@ fn write_file(
         .map_err(|error| write_error(path, error))
 }
 
-/// Create `dir` and its missing ancestors; returns the ones created, outermost first.
+fn fsx_error(error: cairn_text::fsx::FsError) -> Error {
+    match error.kind() {
+        cairn_text::fsx::FsErrorKind::Io { source, .. } => Error::Write {
+            path: error.path().to_owned(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        _ => Error::Malformed {
+            path: error.path().to_owned(),
+            problem: error.reason(),
+        },
+    }
+}
+
+/// Create `dir` and its missing ancestors one at a time below the nearest folder that exists
+/// (a link there is the user's own); a link standing where a folder is missing (one that
+/// leads nowhere) is refused, never followed. Returns the folders created, outermost first.
 pub(crate) fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut missing = Vec::new();
-    let mut at = Some(dir);
-    while let Some(path) = at {
-        if path.as_os_str().is_empty() || path.exists() {
+    let mut existing = Some(dir);
+    while let Some(path) = existing {
+        if path.as_os_str().is_empty() || path.is_dir() {
             break;
         }
-        missing.push(path.to_owned());
-        at = path.parent();
+        existing = path.parent();
     }
-    missing.reverse();
-    fs_err::create_dir_all(dir).map_err(|error| write_error(dir, error))?;
-    Ok(missing)
+    let trusted = existing.unwrap_or(Path::new(""));
+    cairn_text::fsx::create_dirs(dir, trusted, 0o777).map_err(fsx_error)
 }
 
 /// Write `text` to `path` through a temporary file in the same directory and a rename, so the
-/// file is either the old one or the new one, never half-written.
+/// file is either the old one or the new one, never half-written. `permissions`: the file's
+/// (kept on rewrite); `None` for a new file. The folder holding `path` is trusted as it is
+/// (the user's own layout, links included); the file itself must not be a link.
 pub(crate) fn write_atomic(
     path: &Path,
     text: &str,
@@ -340,36 +359,18 @@ pub(crate) fn write_atomic(
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "config".into(), |name| name.to_string_lossy());
-    let mut attempt = 0u32;
-    let (temp, file) = loop {
-        let temp = dir.join(format!(
-            ".{name}.cairn-{}-{attempt}.tmp",
-            std::process::id()
-        ));
-        match fs_err::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-        {
-            Ok(file) => break (temp, file),
-            Err(error) if error.kind() == ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(error) => return Err(write_error(path, error)),
-        }
-    };
-    let written = write_file(file, text.as_bytes(), permissions, &temp)
-        .and_then(|()| fs_err::rename(&temp, path).map_err(|error| write_error(path, error)));
-    if written.is_err() {
-        // Best effort: the temporary file is ours and of no use now.
-        if fs_err::remove_file(&temp).is_err() {
-            // Nothing more to do; the error below is the one that matters.
-        }
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut options = cairn_text::fsx::WriteOptions::new(dir);
+    #[cfg(unix)]
+    if let Some(permissions) = &permissions {
+        use std::os::unix::fs::PermissionsExt as _;
+        options = options.mode(permissions.mode());
     }
-    written
+    #[cfg(not(unix))]
+    {
+        let _ = &permissions;
+    }
+    cairn_text::fsx::write_atomic(path, text.as_bytes(), &options).map_err(fsx_error)
 }
 
 /// Delete a file Cairn created, then the directories it created for it if they are empty.

@@ -884,6 +884,83 @@ fn a_symlink_to_nowhere_is_refused() {
     assert!(!sandbox.home.join("missing.json").exists());
 }
 
+/// Links planted at every temporary name a writer could be expected to use beside the config
+/// file (this process's id and every retry number included) are left alone, never written
+/// through nor in the way: the write uses a random name.
+#[cfg(unix)]
+#[test]
+fn links_planted_at_temporary_names_are_left_alone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new();
+    let path = sandbox.put("claude-code", &fixture("claude-code").unwrap());
+    let victim = sandbox.home.join("victim");
+    fs_err::write(&victim, "untouched\n").unwrap();
+    fs_err::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dir = path.parent().unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut planted = vec![
+        dir.join(format!(".{name}.cairn-tmp")),
+        dir.join(format!(".{name}.tmp-cairn")),
+    ];
+    for attempt in 0..=100 {
+        planted.push(dir.join(format!(
+            ".{name}.cairn-{}-{attempt}.tmp",
+            std::process::id()
+        )));
+    }
+    for at in &planted {
+        std::os::unix::fs::symlink(&victim, at).unwrap();
+    }
+    let change = sandbox.cairn().install("claude-code").unwrap();
+    assert_eq!(change.action, Action::Installed);
+    assert_eq!(
+        parse("claude-code", &read(&path))[container("claude-code")]["cairn"],
+        expected_entry("claude-code", CAIRN)
+    );
+    sandbox.cairn().remove("claude-code").unwrap();
+    for at in &planted {
+        assert!(
+            fs_err::symlink_metadata(at)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{}",
+            at.display()
+        );
+    }
+    assert_eq!(read(&victim), b"untouched\n");
+    let mode = fs_err::metadata(&victim).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+    // No temporary file of Cairn's is left beside the config.
+    let left: Vec<String> = fs_err::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp-cairn") && !planted.iter().any(|p| p.ends_with(n)))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A link that leads nowhere, standing where the config's folder must be created, is refused
+/// with its path named; nothing is created where it points.
+#[cfg(unix)]
+#[test]
+fn a_folder_created_for_a_config_never_goes_through_a_link() {
+    let sandbox = Sandbox::new();
+    // Gemini's folder is missing; a dangling link stands where it would be created.
+    let path = sandbox.cairn().config_path("gemini-cli").unwrap();
+    let folder = path.parent().unwrap();
+    let elsewhere = sandbox.home.join("elsewhere");
+    fs_err::create_dir_all(folder.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, folder).unwrap();
+    let error = sandbox.cairn().install("gemini-cli").unwrap_err();
+    assert!(
+        error.to_string().contains(&folder.display().to_string())
+            && error.to_string().contains("symbolic link"),
+        "{error}"
+    );
+    assert!(!elsewhere.exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn permissions_are_kept() {

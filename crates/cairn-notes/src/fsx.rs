@@ -1,9 +1,9 @@
 //! The file-system side: resolving checked paths without following links, reading with
 //! `O_NOFOLLOW`, atomic writes (temporary file in the same directory, fsync, rename), owner-
-//! only permissions, and walking a scope.
+//! only permissions, and walking a scope. Reads and writes go through `cairn_text::fsx`,
+//! the one helper every Cairn writer outside its data folder uses.
 use std::collections::BTreeMap;
 use std::fs::Metadata;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -192,18 +192,6 @@ pub(crate) fn create_dirs(root: &Path, dir: &Path, raw: &str) -> Result<()> {
     Ok(())
 }
 
-fn nofollow(opts: &mut fs_err::OpenOptions) {
-    #[cfg(unix)]
-    {
-        use fs_err::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NOFOLLOW);
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = opts;
-    }
-}
-
 /// Why a file cannot be a note.
 #[derive(Debug)]
 pub(crate) enum Unreadable {
@@ -224,22 +212,33 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
-/// Reads a note file (never through a link) as text. The outer error is an I/O failure;
-/// the inner one says why the file is not a note.
+/// Reads a note file (never through a link, never a FIFO or a device: see
+/// [`cairn_text::fsx::read_regular`]) as text. The outer error is an I/O failure; the inner
+/// one says why the file is not a note.
 pub(crate) fn read_text(path: &Path) -> Result<std::result::Result<String, Unreadable>> {
-    let mut opts = fs_err::OpenOptions::new();
-    opts.read(true);
-    nofollow(&mut opts);
-    let file = opts.open(path).map_err(|e| Error::io("open", path, e))?;
-    let mut buf = Vec::new();
-    file.take(MAX_CONTENT_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io("read", path, e))?;
-    if buf.len() > MAX_CONTENT_BYTES {
-        let size = std::fs::symlink_metadata(path).map_or(buf.len() as u64, |m| m.len());
-        return Ok(Err(Unreadable::TooLarge(size)));
-    }
+    let trusted = path.parent().unwrap_or(path);
+    let buf = match cairn_text::fsx::read_regular(path, trusted, MAX_CONTENT_BYTES as u64) {
+        Ok(buf) => buf,
+        Err(e) => {
+            if let cairn_text::fsx::FsErrorKind::TooLarge { size, .. } = e.kind() {
+                return Ok(Err(Unreadable::TooLarge(*size)));
+            }
+            return Err(fs_error("read", e));
+        }
+    };
     Ok(String::from_utf8(buf).map_err(|_| Unreadable::NotText))
+}
+
+/// A [`cairn_text::fsx`] failure as a notes error: a refusal names the path and the reason.
+fn fs_error(op: &'static str, e: cairn_text::fsx::FsError) -> Error {
+    match e.kind() {
+        cairn_text::fsx::FsErrorKind::Io { source, .. } => Error::io(
+            op,
+            e.path(),
+            std::io::Error::new(source.kind(), source.to_string()),
+        ),
+        _ => Error::path(&e.path().display().to_string(), e.reason()),
+    }
 }
 
 pub(crate) fn random_hex() -> String {
@@ -253,47 +252,17 @@ pub(crate) fn random_hex() -> String {
     hex::encode(b)
 }
 
-/// Writes `content` to `path` atomically: a new temporary file (mode 0600, created
-/// exclusively, never through a link) in the same directory, fsync, rename over `path`,
-/// fsync the directory. Returns the written file's metadata.
+/// Writes `content` to `path` atomically with [`cairn_text::fsx::write_atomic`]: a new
+/// temporary file (mode 0600, a random name ending in [`TEMP_SUFFIX`], created exclusively,
+/// never through a link) in the same directory, fsync, rename over `path`, fsync the
+/// directory. The directory was checked already ([`resolve`]); `path` itself must not be a
+/// link. Returns the written file's metadata.
 pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> Result<Metadata> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::BadRequest(format!("{} has no directory", path.display())))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut stem: String = name.chars().take(64).collect();
-    while stem.len() > 200 {
-        stem.pop();
-    }
-    let tmp = dir.join(format!(".{stem}.{}{TEMP_SUFFIX}", random_hex()));
-    let result = (|| -> Result<()> {
-        let mut opts = fs_err::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use fs_err::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        nofollow(&mut opts);
-        let mut file = opts.open(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-        file.write_all(content)
-            .map_err(|e| Error::io("write", &tmp, e))?;
-        file.sync_all().map_err(|e| Error::io("sync", &tmp, e))?;
-        drop(file);
-        fs_err::rename(&tmp, path).map_err(|e| Error::io("rename", &tmp, e))?;
-        Ok(())
-    })();
-    if result.is_err()
-        && std::fs::symlink_metadata(&tmp).is_ok()
-        && let Err(e) = fs_err::remove_file(&tmp)
-    {
-        tracing::warn!(error = %e, "could not remove a temporary note file");
-    }
-    result?;
-    sync_dir(dir);
+    let options = cairn_text::fsx::WriteOptions::new(dir).mode(0o600);
+    cairn_text::fsx::write_atomic(path, content, &options).map_err(|e| fs_error("write", e))?;
     std::fs::symlink_metadata(path).map_err(|e| Error::io("inspect", path, e))
 }
 

@@ -18,7 +18,7 @@ pub const MAX_COMPONENT_BYTES: usize = 255;
 /// Most components in a path.
 pub const MAX_DEPTH: usize = 8;
 /// The suffix of Cairn's temporary files (refused in every path).
-pub const TEMP_SUFFIX: &str = ".tmp-cairn";
+pub const TEMP_SUFFIX: &str = cairn_text::fsx::TEMP_SUFFIX;
 /// The notes root as the memory-tool contract names it.
 pub const MEMORIES: &str = "/memories";
 

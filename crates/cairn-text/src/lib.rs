@@ -9,11 +9,14 @@
 //! - [`chunk`]: splits long texts into overlapping chunks for search ([`chunk::split`]).
 //! - [`project`]: project identity from the git common dir or remote
 //!   ([`project::identify`], [`project::ProjectResolver`]).
+//! - [`fsx`]: files written and read outside Cairn's data folder without following links
+//!   ([`fsx::write_atomic`], [`fsx::read_regular`]).
 //! - [`marks`]: the marks around what Cairn injects into an agent's context, with a nonce
 //!   only this install can make ([`marks::MarkKey`], [`marks::split`], [`marks::escape`]).
 #![deny(missing_docs)]
 
 pub mod chunk;
+pub mod fsx;
 pub mod marks;
 pub mod project;
 pub mod scrub;
