@@ -1,5 +1,6 @@
 //! `agents_found`: what the first run shows — every agent framework with session stores on
-//! this machine or captured history, with its figures.
+//! this machine or captured history, with its figures, and the history files inside projects
+//! that came with cloned repositories (not captured).
 use std::collections::BTreeMap;
 
 use cairn_core::api::{AgentFound, AgentsFound, Empty};
@@ -12,6 +13,14 @@ impl Service {
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn agents_found(&self, _: Empty) -> Result<AgentsFound> {
         let opts = self.capture_options()?;
+        // Aider's and SpecStory's files live inside projects: each is its own store.
+        let histories = cairn_capture::pass::project_histories(self.store(), &opts).await?;
+        let cloned_histories = histories
+            .cloned
+            .iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect();
+        let project_files = histories.files;
         let found = tokio::task::spawn_blocking(move || {
             let mut warnings = Vec::new();
             cairn_capture::pass::discover(&opts, &mut warnings)
@@ -24,6 +33,11 @@ impl Service {
                         .unwrap_or(path);
                     (spec.name, spec.display, root)
                 })
+                .chain(
+                    project_files
+                        .into_iter()
+                        .map(|(spec, path)| (spec.name, spec.display, path)),
+                )
                 .collect::<Vec<_>>()
         })
         .await
@@ -68,6 +82,9 @@ impl Service {
                 .then(b.stores.cmp(&a.stores))
                 .then(a.framework.cmp(&b.framework))
         });
-        Ok(AgentsFound { agents })
+        Ok(AgentsFound {
+            agents,
+            cloned_histories,
+        })
     }
 }

@@ -641,6 +641,8 @@ impl Service {
         })?;
         let s = &self.inner.settings.capture;
         let aider_folders = s.aider.folders_under(&env.home);
+        let specstory_folders = s.specstory.folders_under(&env.home);
+        let trusted_history_folders = s.trusted_folders_under(&env.home);
         Ok(cairn_capture::pass::PassOptions {
             env,
             only: Vec::new(),
@@ -649,6 +651,8 @@ impl Service {
             internal_dirs: internal_dirs(&self.inner.paths),
             forget: Default::default(),
             aider_folders,
+            specstory_folders,
+            trusted_history_folders,
             batch: Default::default(),
         })
     }

@@ -10,6 +10,8 @@
 //! - [`turn`]: what a framework module produces ([`Turn`], [`Step`]).
 //! - [`read`]: reading one store from its saved cursor; [`pass`]: one capture pass over every
 //!   framework into the store; [`record`]: turns to scrubbed, chunked records.
+//! - [`provenance`]: whether a history file inside a project is the user's own or came with a
+//!   cloned repository (then it is not captured).
 //!
 //! The scrubber, the chunker and project identity live in `cairn-text`, shared with notes and
 //! the API.
@@ -17,6 +19,7 @@
 
 pub mod frameworks;
 pub mod pass;
+pub mod provenance;
 pub mod read;
 pub mod record;
 pub mod spec;

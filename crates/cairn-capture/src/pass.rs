@@ -9,9 +9,13 @@
 //! nothing is lost or stored twice. Whole-file JSON stores are bounded by their size limit
 //! ([`crate::read::MAX_WHOLE_FILE`]).
 //!
-//! Aider keeps its history inside each project, so after the other frameworks the pass looks
-//! for it in the working folders of every session stored so far (from any other framework)
-//! and in the folders listed in settings ([`PassOptions::aider_folders`]).
+//! Aider and SpecStory keep their histories inside each project, so after the other frameworks
+//! the pass looks for them in the working folders of every session stored so far (from any
+//! other framework) and in the folders listed in settings ([`PassOptions::aider_folders`],
+//! [`PassOptions::specstory_folders`]). A history file that came with a cloned repository
+//! (committed by someone else, unchanged here) is not the user's and is not captured, unless
+//! it is in a folder of [`PassOptions::trusted_history_folders`]; the report names each one
+//! ([`CaptureReport::cloned_histories`], see [`crate::provenance`]).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -21,6 +25,7 @@ use cairn_store::Store;
 use cairn_text::project::ProjectResolver;
 
 use crate::frameworks::jsonl::aider;
+use crate::frameworks::stores::specstory;
 pub use crate::read::BatchLimits;
 use crate::read::{Batch, read_lines_batched, read_sqlite, read_whole, send_in_batches};
 use crate::spec::{Env, FrameworkSpec, Reader};
@@ -50,6 +55,12 @@ pub struct PassOptions {
     /// sessions already stored (`capture.aider.folders`). A missing or unreadable one is a
     /// warning.
     pub aider_folders: Vec<PathBuf>,
+    /// Folders to search for SpecStory's session files (`.specstory/history/*.md`) besides
+    /// the working folders of the sessions already stored (`capture.specstory.folders`).
+    pub specstory_folders: Vec<PathBuf>,
+    /// Folders whose history files are captured even when they came with a cloned repository
+    /// (`capture.trusted_history_folders`; see [`crate::provenance`]).
+    pub trusted_history_folders: Vec<PathBuf>,
     /// How much of a file is read before it is stored and its cursor saved.
     pub batch: BatchLimits,
 }
@@ -207,65 +218,181 @@ pub fn discover_aider(
     known: &[String],
     warnings: &mut Vec<String>,
 ) -> Vec<PathBuf> {
-    let mut found = BTreeSet::new();
-    let mut visited = BTreeSet::new();
-    let mut local = Vec::new();
-    let folders = listed
-        .iter()
-        .map(|p| (p.clone(), true))
-        .chain(known.iter().map(|c| (PathBuf::from(c), false)));
-    for (dir, is_listed) in folders {
-        if !dir.is_absolute() || !visited.insert(dir.clone()) {
-            continue;
-        }
-        match std::fs::symlink_metadata(&dir) {
-            Ok(m) if m.file_type().is_symlink() => {
-                local.push(format!(
-                    "Aider folder {}: a symbolic link; not followed",
-                    dir.display()
-                ));
+    let finder = ProjectFinder {
+        label: "Aider folder",
+        setting: "capture.aider.folders",
+        in_dir: |dir, w| aider::history_file_in(dir, w).into_iter().collect(),
+        under: aider::find_histories,
+    };
+    finder.discover(env, listed, known, warnings)
+}
+
+/// SpecStory's session files (`.specstory/history/*.md`) in the project folders, found the
+/// way [`discover_aider`] finds Aider's: in the folders listed in settings
+/// (`capture.specstory.folders`) and the working folders of the sessions already stored, and
+/// the repository root of each.
+pub fn discover_specstory(
+    env: &Env,
+    listed: &[PathBuf],
+    known: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<PathBuf> {
+    let finder = ProjectFinder {
+        label: "SpecStory folder",
+        setting: "capture.specstory.folders",
+        in_dir: specstory::history_files_in,
+        under: specstory::find_histories,
+    };
+    finder.discover(env, listed, known, warnings)
+}
+
+/// How one framework's history files are found inside project folders.
+struct ProjectFinder {
+    /// How warnings name a folder (`Aider folder`).
+    label: &'static str,
+    /// The setting that lists folders.
+    setting: &'static str,
+    /// The files in a folder itself.
+    in_dir: fn(&Path, &mut Vec<String>) -> Vec<PathBuf>,
+    /// The files in a folder and below.
+    under: fn(&Path, &mut Vec<String>) -> Vec<PathBuf>,
+}
+
+impl ProjectFinder {
+    fn discover(
+        &self,
+        env: &Env,
+        listed: &[PathBuf],
+        known: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Vec<PathBuf> {
+        let mut found = BTreeSet::new();
+        let mut visited = BTreeSet::new();
+        let mut local = Vec::new();
+        let folders = listed
+            .iter()
+            .map(|p| (p.clone(), true))
+            .chain(known.iter().map(|c| (PathBuf::from(c), false)));
+        let (label, setting) = (self.label, self.setting);
+        for (dir, is_listed) in folders {
+            if !dir.is_absolute() || !visited.insert(dir.clone()) {
                 continue;
             }
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                if is_listed {
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
                     local.push(format!(
-                        "Aider folder {} (capture.aider.folders) is not a folder; skipped",
+                        "{label} {}: a symbolic link; not followed",
                         dir.display()
                     ));
+                    continue;
                 }
-                continue;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if is_listed {
-                    local.push(format!(
-                        "Aider folder {} (capture.aider.folders) does not exist; skipped",
-                        dir.display()
-                    ));
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    if is_listed {
+                        local.push(format!(
+                            "{label} {} ({setting}) is not a folder; skipped",
+                            dir.display()
+                        ));
+                    }
+                    continue;
                 }
-                continue;
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if is_listed {
+                        local.push(format!(
+                            "{label} {} ({setting}) does not exist; skipped",
+                            dir.display()
+                        ));
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    local.push(format!("{label} {}: {e}; skipped", dir.display()));
+                    continue;
+                }
             }
-            Err(e) => {
-                local.push(format!("Aider folder {}: {e}; skipped", dir.display()));
-                continue;
+            if env.home.starts_with(&dir) {
+                found.extend((self.in_dir)(&dir, &mut local));
+            } else {
+                found.extend((self.under)(&dir, &mut local));
+            }
+            if !is_listed
+                && let Some(root) = repository_root(&dir, &env.home)
+                && root != dir
+            {
+                found.extend((self.in_dir)(&root, &mut local));
             }
         }
-        if env.home.starts_with(&dir) {
-            found.extend(aider::history_file_in(&dir, &mut local));
-        } else {
-            found.extend(aider::find_histories(&dir, &mut local));
+        for w in local {
+            warn(warnings, w);
         }
-        if !is_listed
-            && let Some(root) = repository_root(&dir, &env.home)
-            && root != dir
-        {
-            found.extend(aider::history_file_in(&root, &mut local));
+        found.into_iter().collect()
+    }
+}
+
+/// The reason in a framework's skipped counts for history files that came with a cloned
+/// repository.
+pub const CLONED_REASON: &str = "history files that came with cloned repositories";
+
+/// The history files found inside project folders (Aider's and SpecStory's), sorted by whose
+/// they are.
+#[derive(Debug, Default)]
+pub struct ProjectHistories {
+    /// The user's own files: to be captured.
+    pub files: Vec<(FrameworkSpec, PathBuf)>,
+    /// Files that came with a cloned repository (committed by someone else, unchanged here,
+    /// in no folder of `capture.trusted_history_folders`): not captured.
+    pub cloned: Vec<(FrameworkSpec, PathBuf)>,
+    /// Folders that could not be searched, links not followed.
+    pub warnings: Vec<String>,
+}
+
+/// Finds the history files of the frameworks that keep them inside projects (Aider,
+/// SpecStory) in the folders listed in settings and the working folders of the sessions
+/// stored so far, and sorts out those that came with cloned repositories
+/// ([`crate::provenance`]) unless they are in a folder of
+/// [`PassOptions::trusted_history_folders`].
+pub async fn project_histories(
+    store: &Store,
+    opts: &PassOptions,
+) -> Result<ProjectHistories, cairn_store::Error> {
+    type Discover = fn(&Env, &[PathBuf], &[String], &mut Vec<String>) -> Vec<PathBuf>;
+    let kinds: [(FrameworkSpec, Vec<PathBuf>, Discover); 2] = [
+        (aider::spec(), opts.aider_folders.clone(), discover_aider),
+        (
+            specstory::spec(),
+            opts.specstory_folders.clone(),
+            discover_specstory,
+        ),
+    ];
+    let mut jobs = Vec::new();
+    for (spec, listed, discover) in kinds {
+        if enabled(opts, spec.name) {
+            jobs.push((spec, listed, discover, store.known_cwds(spec.name).await?));
         }
     }
-    for w in local {
-        warn(warnings, w);
-    }
-    found.into_iter().collect()
+    let env = opts.env.clone();
+    let trusted = opts.trusted_history_folders.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut out = ProjectHistories::default();
+        for (spec, listed, discover, known) in jobs {
+            let mut w = Vec::new();
+            for path in discover(&env, &listed, &known, &mut w) {
+                let trusted = trusted.iter().any(|t| path.starts_with(t));
+                match crate::provenance::verdict(&path) {
+                    crate::provenance::Verdict::Cloned { .. } if !trusted => {
+                        out.cloned.push((spec, path));
+                    }
+                    _ => out.files.push((spec, path)),
+                }
+            }
+            for x in w {
+                warn(&mut out.warnings, x);
+            }
+        }
+        out
+    })
+    .await
+    .map_err(|e| cairn_store::Error::Io(std::io::Error::other(e.to_string())))
 }
 
 /// The nearest folder at or above `dir` (and below `home`) that holds a `.git`.
@@ -312,26 +439,31 @@ pub async fn run(
     let mut total = files.len();
     let mut done = 0;
     capture_files(store, opts, files, &mut st, &mut done, total, progress).await?;
-    // Aider last: the sessions just stored may name the project folders that hold its files.
-    let spec = aider::spec();
-    if enabled(opts, spec.name) {
-        let known = store.known_cwds(spec.name).await?;
-        let env = opts.env.clone();
-        let listed = opts.aider_folders.clone();
-        let (files, warnings) = tokio::task::spawn_blocking(move || {
-            let mut w = Vec::new();
-            let f = discover_aider(&env, &listed, &known, &mut w);
-            (f, w)
-        })
-        .await
-        .map_err(|e| cairn_store::Error::Io(std::io::Error::other(e.to_string())))?;
-        for w in warnings {
-            warn(&mut st.warnings, w);
-        }
-        total += files.len();
-        let files = files.into_iter().map(|path| (spec, path)).collect();
-        capture_files(store, opts, files, &mut st, &mut done, total, progress).await?;
+    // Aider and SpecStory last: the sessions just stored may name the project folders that
+    // hold their files.
+    let histories = project_histories(store, opts).await?;
+    for w in histories.warnings {
+        warn(&mut st.warnings, w);
     }
+    let mut cloned = Vec::with_capacity(histories.cloned.len());
+    for (spec, path) in histories.cloned {
+        st.tallies
+            .entry(spec.name)
+            .or_default()
+            .skip(CLONED_REASON, 1);
+        cloned.push(path.display().to_string());
+    }
+    total += histories.files.len();
+    capture_files(
+        store,
+        opts,
+        histories.files,
+        &mut st,
+        &mut done,
+        total,
+        progress,
+    )
+    .await?;
     let frameworks = st
         .tallies
         .into_iter()
@@ -353,6 +485,7 @@ pub async fn run(
         frameworks,
         warnings: st.warnings,
         secrets_redacted: st.secrets,
+        cloned_histories: cloned,
     })
 }
 

@@ -30,6 +30,8 @@ fn options(home: &Path, aider_folders: Vec<PathBuf>) -> PassOptions {
         internal_dirs: Vec::new(),
         forget: Default::default(),
         aider_folders,
+        specstory_folders: Vec::new(),
+        trusted_history_folders: Vec::new(),
         batch: BatchLimits::default(),
     }
 }

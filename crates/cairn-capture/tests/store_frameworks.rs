@@ -186,8 +186,19 @@ fn specs_come_in_the_documented_order() {
     assert_eq!(
         names,
         [
-            "opencode", "opencode", "kilo", "cursor", "cursor", "crush", "goose", "cline",
-            "roo-code", "kilo", "amp", "continue"
+            "opencode",
+            "opencode",
+            "kilo",
+            "cursor",
+            "cursor",
+            "crush",
+            "goose",
+            "cline",
+            "roo-code",
+            "kilo",
+            "amp",
+            "continue",
+            "specstory"
         ]
     );
     assert!(

@@ -161,6 +161,8 @@ pub(crate) fn pass_options(home: &Path) -> PassOptions {
         internal_dirs: Vec::new(),
         forget: Default::default(),
         aider_folders: Vec::new(),
+        specstory_folders: Vec::new(),
+        trusted_history_folders: Vec::new(),
         batch: Default::default(),
     }
 }

@@ -150,8 +150,49 @@ pub struct CaptureSettings {
     pub settle_seconds: u64,
     /// Frameworks not to read.
     pub disabled: Vec<String>,
+    /// Folders whose history files (Aider's, SpecStory's) are captured even when they came
+    /// with a cloned repository (committed by someone else, unchanged here): absolute, or
+    /// starting with `~/` (see [`CaptureSettings::trusted_folders_under`]).
+    pub trusted_history_folders: Vec<PathBuf>,
     /// Aider.
     pub aider: AiderSettings,
+    /// SpecStory.
+    pub specstory: SpecStorySettings,
+}
+
+impl CaptureSettings {
+    /// [`CaptureSettings::trusted_history_folders`] with a leading `~` replaced by `home`.
+    pub fn trusted_folders_under(&self, home: &Path) -> Vec<PathBuf> {
+        under_home(&self.trusted_history_folders, home)
+    }
+}
+
+/// `[capture.specstory]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecStorySettings {
+    /// Folders searched for SpecStory's session files (`.specstory/history/*.md`), besides the
+    /// working folders of captured sessions: absolute, or starting with `~/` (see
+    /// [`SpecStorySettings::folders_under`]).
+    pub folders: Vec<PathBuf>,
+}
+
+impl SpecStorySettings {
+    /// The folders with a leading `~` replaced by `home`.
+    pub fn folders_under(&self, home: &Path) -> Vec<PathBuf> {
+        under_home(&self.folders, home)
+    }
+}
+
+/// Folders with a leading `~` replaced by `home`.
+fn under_home(folders: &[PathBuf], home: &Path) -> Vec<PathBuf> {
+    folders
+        .iter()
+        .map(|f| match f.strip_prefix("~") {
+            Ok(rest) => home.join(rest),
+            Err(_) => f.clone(),
+        })
+        .collect()
 }
 
 /// `[capture.aider]`
@@ -408,20 +449,27 @@ impl Settings {
                 "must be at most 86400 (a day)",
             );
         }
-        if let Some(bad) = self
-            .capture
-            .aider
-            .folders
-            .iter()
-            .find(|f| !(f.is_absolute() || f.starts_with("~")))
-        {
-            return fail(
-                "capture.aider.folders",
-                &format!(
-                    "{:?} is not an absolute path: give each folder in full (or starting with ~/)",
-                    bad.display().to_string()
-                ),
-            );
+        for (key, folders) in [
+            ("capture.aider.folders", &self.capture.aider.folders),
+            ("capture.specstory.folders", &self.capture.specstory.folders),
+            (
+                "capture.trusted_history_folders",
+                &self.capture.trusted_history_folders,
+            ),
+        ] {
+            if let Some(bad) = folders
+                .iter()
+                .find(|f| !(f.is_absolute() || f.starts_with("~")))
+            {
+                return fail(
+                    key,
+                    &format!(
+                        "{:?} is not an absolute path: give each folder in full (or starting \
+                         with ~/)",
+                        bad.display().to_string()
+                    ),
+                );
+            }
         }
         if !self.llm.provider.is_empty() && !LLM_PROVIDERS.contains(&self.llm.provider.as_str()) {
             return fail(
@@ -1028,6 +1076,51 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(msg.contains("capture.aider.folders"), "{msg}");
+    }
+
+    #[test]
+    fn trusted_history_and_specstory_folders_are_absolute_lists() {
+        let home = tempfile::tempdir().unwrap();
+        let s = load(home.path(), None, &[], &[]).unwrap().settings;
+        assert!(s.capture.trusted_history_folders.is_empty());
+        assert!(s.capture.specstory.folders.is_empty());
+        let text = fs_err::read_to_string(Paths::under(home.path()).config_file()).unwrap();
+        assert!(text.contains("# trusted_history_folders = []"), "{text}");
+        assert!(text.contains("[capture.specstory]\n"), "{text}");
+        let file = "[capture]\ntrusted_history_folders = [\"~/src/forks\"]\n\
+                    [capture.specstory]\nfolders = [\"/srv/site\"]\n";
+        let s = load(home.path(), Some(file), &[], &[]).unwrap().settings;
+        assert_eq!(
+            s.capture.trusted_folders_under(Path::new("/home/me")),
+            [PathBuf::from("/home/me/src/forks")]
+        );
+        assert_eq!(
+            s.capture.specstory.folders_under(Path::new("/home/me")),
+            [PathBuf::from("/srv/site")]
+        );
+        let msg = load(
+            home.path(),
+            None,
+            &[("CAIRN__CAPTURE__TRUSTED_HISTORY_FOLDERS", r#"["forks"]"#)],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            msg.contains("capture.trusted_history_folders")
+                && msg.contains("forks")
+                && msg.contains("absolute"),
+            "{msg}"
+        );
+        let msg = load(
+            home.path(),
+            None,
+            &[("CAIRN__CAPTURE__SPECSTORY__FOLDERS", r#"["site"]"#)],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(msg.contains("capture.specstory.folders"), "{msg}");
     }
 
     #[test]

@@ -399,6 +399,11 @@ pub struct CaptureReport {
     /// Secrets replaced by the scrubber before storage.
     #[ts(type = "number")]
     pub secrets_redacted: u64,
+    /// History files found inside projects that came with cloned repositories (committed by
+    /// someone else, unchanged here) and were not captured, by path. The user lists a folder
+    /// in `capture.trusted_history_folders` to capture them anyway.
+    #[serde(default)]
+    pub cloned_histories: Vec<String>,
 }
 
 /// What an index rebuild did.

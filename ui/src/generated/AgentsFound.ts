@@ -5,4 +5,9 @@ export type AgentsFound = {
 /**
  * The agents.
  */
-agents: Array<AgentFound>, };
+agents: Array<AgentFound>, 
+/**
+ * History files found inside projects that came with cloned repositories and are not
+ * captured (committed by someone else, unchanged here), by path.
+ */
+cloned_histories: Array<string>, };

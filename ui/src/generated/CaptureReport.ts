@@ -21,4 +21,10 @@ warnings: Array<string>,
 /**
  * Secrets replaced by the scrubber before storage.
  */
-secrets_redacted: number, };
+secrets_redacted: number, 
+/**
+ * History files found inside projects that came with cloned repositories (committed by
+ * someone else, unchanged here) and were not captured, by path. The user lists a folder
+ * in `capture.trusted_history_folders` to capture them anyway.
+ */
+cloned_histories: Array<string>, };

@@ -4,7 +4,7 @@ import type { Backend } from "../platform/backend";
 import { ApiError } from "./api-error";
 import { CaptureRunner } from "./capture.svelte";
 
-const REPORT: CaptureReport = { started_at: "2025-01-01T00:00:00Z", duration_ms: 12, frameworks: [], warnings: [], secrets_redacted: 0 };
+const REPORT: CaptureReport = { started_at: "2025-01-01T00:00:00Z", duration_ms: 12, frameworks: [], warnings: [], secrets_redacted: 0, cloned_histories: [] };
 
 function backendAnswering(answer: () => Promise<unknown>): Backend & { calls: string[] } {
   const calls: string[] = [];

@@ -32,4 +32,8 @@ pub struct AgentFound {
 pub struct AgentsFound {
     /// The agents.
     pub agents: Vec<AgentFound>,
+    /// History files found inside projects that came with cloned repositories and are not
+    /// captured (committed by someone else, unchanged here), by path.
+    #[serde(default)]
+    pub cloned_histories: Vec<String>,
 }

@@ -1,6 +1,6 @@
 //! Frameworks whose stores are SQLite databases updated in place or whole JSON files rewritten
 //! on every change: OpenCode (and Kilo), Cursor's SQLite stores, Crush, Goose, Cline, Roo Code,
-//! Amp and Continue. One module per framework; [`specs`] lists their table entries.
+//! Amp, Continue and SpecStory's Markdown histories. One module per framework; [`specs`] lists their table entries.
 //!
 //! Not covered here: Zed's agent threads (`threads.db`, whose `data` column is
 //! zstd-compressed JSON — it needs a zstd decoder), Goose's pre-1.10 per-session JSONL files
@@ -16,12 +16,14 @@ mod cursor;
 mod goose;
 mod opencode;
 mod roo;
+pub mod specstory;
 
 use crate::FrameworkSpec;
 
 /// The frameworks of this family, in a stable order: `opencode` (SQLite, legacy JSON),
 /// `kilo` (SQLite), `cursor` (agent `store.db`, IDE `state.vscdb`), `crush`, `goose`, `cline`,
-/// `roo-code`, `kilo` (legacy extension tasks), `amp`, `continue`.
+/// `roo-code`, `kilo` (legacy extension tasks), `amp`, `continue`, `specstory` (Markdown
+/// files inside each project; no roots: see [`specstory::find_histories`]).
 pub fn specs() -> Vec<FrameworkSpec> {
     let mut v = opencode::specs();
     v.extend(cursor::specs());
@@ -31,5 +33,6 @@ pub fn specs() -> Vec<FrameworkSpec> {
     v.extend(roo::specs());
     v.extend(amp::specs());
     v.extend(continue_dev::specs());
+    v.extend(specstory::specs());
     v
 }
