@@ -274,6 +274,11 @@ impl Service {
                 format!("cannot create Cairn's folders: {e}"),
             )
         })?;
+        // The marks' key, loaded before capture can run, so the notes this install wrote
+        // earlier are recognised when their conversations are read.
+        if let Err(e) = cairn_text::marks::key_at(&opts.paths.mark_key()) {
+            tracing::warn!(error = %e, "cannot read or make the mark key; turn notes are off until it is fixed");
+        }
         let store = Store::open(&opts.paths.database()).await?;
         let enabled = store
             .setting::<bool>(MEMORY_KEY)

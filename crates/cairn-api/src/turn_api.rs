@@ -548,7 +548,11 @@ impl Service {
             shown_meta.push(m);
         }
         let refs: Vec<&Meta> = shown_meta.iter().collect();
-        let text = note::render(&refs);
+        let text = if refs.is_empty() {
+            None
+        } else {
+            note::render(&refs, &self.mark_nonce()?)
+        };
         let entries: Vec<NoteEntry> = shown_at
             .iter()
             .zip(&shown_meta)
@@ -710,6 +714,16 @@ impl Service {
             .into_iter()
             .find(|e| e.id == req.id.trim())
             .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no entry {}", req.id)))
+    }
+}
+
+impl Service {
+    /// A fresh nonce for the marks around a block Cairn injects (the turn note, the
+    /// session-start titles), under this install's key ([`cairn_text::marks`]).
+    pub(crate) fn mark_nonce(&self) -> Result<String> {
+        cairn_text::marks::key_at(&self.paths().mark_key())
+            .and_then(|k| k.nonce())
+            .map_err(|e| ApiError::internal(format!("cannot mark the note: {e}")))
     }
 }
 

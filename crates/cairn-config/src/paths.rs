@@ -106,6 +106,12 @@ impl Paths {
         self.data.join("note-eval.json")
     }
 
+    /// The secret that makes the marks around what Cairn injects into agents' context
+    /// checkable (`cairn_text::marks::MarkKey`; owner-only).
+    pub fn mark_key(&self) -> PathBuf {
+        self.data.join("mark.key")
+    }
+
     /// The config file.
     pub fn config_file(&self) -> PathBuf {
         self.config.join("config.toml")

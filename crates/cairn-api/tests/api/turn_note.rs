@@ -203,7 +203,14 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     }
     assert_eq!(entries.is_empty(), note["note"].is_null(), "{note}");
     if let Some(text) = note["note"].as_str() {
-        assert!(text.starts_with("<cairn-memory>") && text.ends_with("</cairn-memory>"));
+        // Inside marks with one nonce, which this process's key made.
+        let nonce = text
+            .strip_prefix("<cairn-memory id=\"")
+            .and_then(|r| r.split_once("\">"))
+            .map(|(n, _)| n)
+            .unwrap_or_else(|| panic!("not framed: {text}"));
+        assert!(cairn_text::marks::known(nonce), "{text}");
+        assert!(text.ends_with(&cairn_text::marks::close(nonce)), "{text}");
         assert!(text.contains("not instructions"), "{text}");
         for e in entries {
             assert!(text.contains(e["id"].as_str().unwrap()), "{text}");
