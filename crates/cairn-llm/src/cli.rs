@@ -667,6 +667,25 @@ fn not_signed_in(text: &str) -> bool {
         .any(|w| t.contains(w))
 }
 
+/// The oldest versions whose flags Cairn relies on (see `docs/security/model-providers.md`).
+fn too_old_hint(kind: CliKind, text: &str) -> &'static str {
+    let t = text.to_ascii_lowercase();
+    if !(t.contains("unknown option") || t.contains("unknown argument")) {
+        return "";
+    }
+    match kind {
+        CliKind::Claude => {
+            " (Cairn needs Claude Code 2.1.197 or later, whose flags keep a call from acting: \
+             update it with `claude update`)"
+        }
+        CliKind::Gemini => {
+            " (Cairn needs a Gemini CLI whose flags keep a call from acting, 0.56 or later: \
+             update it)"
+        }
+        CliKind::Codex => "",
+    }
+}
+
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
 }
@@ -706,10 +725,14 @@ impl Provider for AgentCli {
         match self.kind {
             CliKind::Claude => {
                 let v: Value = serde_json::from_str(stdout.trim()).map_err(|_| {
-                    failure(
+                    let err = failure(
                         name,
                         &format!("exit {code}, no JSON result: {stderr}{stdout}"),
-                    )
+                    );
+                    ProviderError {
+                        message: format!("{}{}", err.message, too_old_hint(self.kind, &stderr)),
+                        ..err
+                    }
                 })?;
                 if v["is_error"].as_bool() == Some(true) || code != 0 {
                     let why = v["result"]
@@ -747,10 +770,14 @@ impl Provider for AgentCli {
                     .ok()
                     .or_else(|| json_in(&stderr))
                     .ok_or_else(|| {
-                        failure(
+                        let err = failure(
                             name,
                             &format!("exit {code}, no JSON result: {stderr}{stdout}"),
-                        )
+                        );
+                        ProviderError {
+                            message: format!("{}{}", err.message, too_old_hint(self.kind, &stderr)),
+                            ..err
+                        }
                     })?;
                 if !v["error"].is_null() || code != 0 {
                     let why = v["error"]["message"].as_str().unwrap_or("error").to_owned();

@@ -192,6 +192,7 @@ fn fake_cli(
         .iter()
         .map(|k| format!("[ -z \"${{{k}+x}}\" ] || fail \"{k} leaked\"\n"))
         .collect();
+    let vars = format!("{BASE_VARS} {}", demands.vars);
     let script = format!(
         r#"#!/bin/sh
 fail() {{ echo "$*" >&2; exit 9; }}
@@ -232,7 +233,7 @@ CAIRN_EOF
         got = bin.join(format!("{program}.got")).display(),
         expected = expected.display(),
         required = demands.required.join(" "),
-        vars = format!("{BASE_VARS} {}", demands.vars),
+        vars = vars,
         home_var = demands.home_var,
         home = workdir.join(format!("{program}-home")).display(),
         home_entries = demands.home_entries,
@@ -746,6 +747,24 @@ async fn a_cli_error_names_the_provider_and_a_hung_cli_is_stopped_at_the_deadlin
     assert!(
         err.contains("after 1 attempt") && !err.contains("auth login"),
         "a lasting failure is not retried, and is not taken for a sign-in problem: {err}"
+    );
+
+    // A Claude Code too old for the flags Cairn relies on (what commander prints for an
+    // unknown option; a recording written for these tests).
+    let old = bin.join("claude-old");
+    write_script(
+        &old,
+        "#!/bin/sh\necho \"error: unknown option '--safe-mode'\" >&2\nexit 1\n",
+    );
+    let llm = Llm::new(
+        Arc::new(AgentCli::new(CliKind::Claude, old, "", workdir.clone())),
+        store.clone(),
+        policy(),
+    );
+    let err = llm.call(&request("x")).await.unwrap_err().to_string();
+    assert!(
+        err.contains("unknown option '--safe-mode'") && err.contains("2.1.197 or later"),
+        "{err}"
     );
 
     // A CLI that never answers.
