@@ -283,6 +283,13 @@ pub fn to_api(r: RunReport) -> DistillReport {
                             Action::Related { to, similarity, .. } => {
                                 ("related", Some(to.as_str().to_owned()), Some(*similarity))
                             }
+                            Action::Contested {
+                                with, similarity, ..
+                            } => (
+                                "contested",
+                                Some(with.as_str().to_owned()),
+                                Some(*similarity),
+                            ),
                         };
                         let item = a.item();
                         DistillKept {

@@ -50,6 +50,23 @@ pub fn item_view(i: &Item) -> ItemView {
         ended_at: i.ended_at.as_ref().map(ts),
         superseded_by: i.superseded_by.as_ref().map(|s| s.as_str().to_owned()),
         archived: i.archived,
+        provenance: provenance_name(i).to_owned(),
+    }
+}
+
+/// Whose text states an item: `user`, `agent`, `outside`, or `unchecked` (distilled before
+/// Cairn recorded it).
+pub fn provenance_name(i: &Item) -> &'static str {
+    i.provenance.map_or("unchecked", cairn_core::Provenance::as_str)
+}
+
+/// The mark an item stated only by outside text (or never checked) carries where agents
+/// read it, in front of its text; `None` for the user's or the agent's own words.
+pub fn provenance_mark(i: &Item) -> Option<&'static str> {
+    match i.provenance {
+        Some(cairn_core::Provenance::User | cairn_core::Provenance::Agent) => None,
+        Some(cairn_core::Provenance::Outside) => Some("(from tool output or files read)"),
+        None => Some("(source unchecked)"),
     }
 }
 
@@ -163,6 +180,7 @@ impl ItemsSearch {
             source: "item".into(),
             title: Some(item.title.clone()),
             item_kind: Some(name_of(&item.kind)),
+            item_provenance: Some(provenance_name(item).to_owned()),
             framework: "item".into(),
             project: item.project.clone(),
             session_id: String::new(),

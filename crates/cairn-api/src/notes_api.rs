@@ -53,6 +53,7 @@ impl NotesSearch {
             source: "note".into(),
             title: Some(note.title.clone()),
             item_kind: None,
+            item_provenance: None,
             framework: "note".into(),
             project: note.project.clone(),
             session_id: String::new(),

@@ -8,7 +8,9 @@
 //!   same content.
 //! - **Contradictions**: items a reconcile marked contradicting, and close neighbours
 //!   (cosine ≥ [`CONFLICT_COSINE`] or word overlap ≥ [`CONFLICT_WORDS`]) that cite different
-//!   numbers or dates ("port 6543" against "port 5432").
+//!   numbers or dates ("port 6543" against "port 5432"). An item stated only by outside text
+//!   that disagrees with one the user or the agent stated never replaces it at distillation:
+//!   the pair comes here, the user's or the agent's suggested to stay.
 //! - **Stale**: items citing a file or a code symbol that is no longer in the project's
 //!   working tree — found from the item's source requests' working folder (up to its
 //!   repository root); a project whose folder is not on this machine is not judged.
@@ -256,6 +258,31 @@ fn better<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
 
 /// The newer of two items first (newer information usually replaces older).
 fn newer<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
+/// Of two items that disagree, the one to suggest keeping first: the one the user or the
+/// agent stated over one stated only by outside text (or never checked), else the newer.
+fn believed<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
+    match (a.untrusted(), b.untrusted()) {
+        (true, false) => (b, a),
+        (false, true) => (a, b),
+        _ => newer(a, b),
+    }
+}
+
+/// Why the inbox suggests keeping `keep` over `other`, when provenance decided it.
+fn outside_note(keep: &Item, other: &Item) -> &'static str {
+    if keep.untrusted() {
+        return "";
+    }
+    match other.provenance {
+        Some(cairn_core::Provenance::Outside) => {
+            " The other is stated only by outside text (tool output, files read, fetched \
+             pages), so it did not replace the first without your review."
+        }
+        None => " The other was distilled before Cairn checked whose text states it.",
+        Some(_) => "",
+    }
+}
+
     if b.said_at > a.said_at {
         (b, a)
     } else {
@@ -375,18 +402,24 @@ fn pair_findings(
         let sim = cos.max(jac);
         let differ = !nums[x].is_empty() && !nums[y].is_empty() && nums[x] != nums[y];
         if marked.contains(&ordered(a.id.as_str(), b.id.as_str())) {
-            let (keep, other) = newer(a, b);
+            let (keep, other) = believed(a, b);
+            let which = if outside_note(keep, other).is_empty() {
+                "the newer"
+            } else {
+                "the first"
+            };
             out.push(Finding {
                 category: "contradiction",
                 reason: format!(
-                    "Distillation found these two disagree; the newer ({}) is suggested to stay.",
-                    day(keep)
+                    "Distillation found these two disagree; {which} ({}) is suggested to stay.{}",
+                    day(keep),
+                    outside_note(keep, other)
                 ),
                 score: sim.max(0.5),
                 subjects: vec![item_subject(keep), item_subject(other)],
             });
         } else if differ && (cos >= CONFLICT_COSINE || jac >= CONFLICT_WORDS) {
-            let (keep, other) = newer(a, b);
+            let (keep, other) = believed(a, b);
             let (nk, no) = if std::ptr::eq(keep, a) {
                 (x, y)
             } else {
@@ -397,11 +430,12 @@ fn pair_findings(
             out.push(Finding {
                 category: "contradiction",
                 reason: format!(
-                    "About the same thing with different numbers or dates: {} ({}) against {} ({}).",
+                    "About the same thing with different numbers or dates: {} ({}) against {} ({}).{}",
                     short_list(&only_keep),
                     day(keep),
                     short_list(&only_other),
-                    day(other)
+                    day(other),
+                    outside_note(keep, other)
                 ),
                 score: sim,
                 subjects: vec![item_subject(keep), item_subject(other)],
@@ -1105,7 +1139,7 @@ impl Service {
             let a = self.active_item(ids[0]).await?;
             let b = self.active_item(ids[1]).await?;
             let first = if category == "contradiction" {
-                newer(&a, &b).0
+                believed(&a, &b).0
             } else {
                 better(&a, &b).0
             };
@@ -1352,6 +1386,8 @@ impl Service {
                 for o in &gone {
                     self.store()
                         .put_relation(&Relation {
+                        merged.provenance =
+                            cairn_core::Provenance::combine(merged.provenance, o.provenance);
                             from: k.id.clone(),
                             to: o.id.clone(),
                             kind: RelationKind::Supersedes,
@@ -1630,6 +1666,7 @@ mod tests {
         assert_eq!((c, ids), ("duplicate", vec!["i_a", "i_b"]));
         for bad in [
             "",
+            provenance: None,
             "duplicate:i_a",
             "stale:i_a+i_b",
             "weird:i_a",

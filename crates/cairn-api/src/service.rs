@@ -180,6 +180,7 @@ fn record_hit(h: cairn_index::TextHit) -> SearchHit {
         source: "record".into(),
         title: None,
         item_kind: None,
+        item_provenance: None,
         framework: h.framework,
         project: h.project,
         session_id: h.session_id,

@@ -9,6 +9,9 @@
 //!   with a newline keeps the one added before the section; a file Cairn created and
 //!   that holds nothing else is deleted).
 //! - Cursor: a rule file of Cairn's own, `.cursor/rules/cairn-skills.mdc`, always applied.
+//! - Only what the user or the agent stated goes in: a procedure or pitfall stated only by
+//!   outside text (tool output, files read, fetched pages), or distilled before Cairn
+//!   checked that, is kept out and listed in the preview's `withheld`.
 //! - Writes are atomic (a temporary file renamed over the target); links are never followed
 //!   and a file over [`MAX_FILE`] bytes is refused.
 use std::path::{Path, PathBuf};
@@ -50,6 +53,14 @@ fn one_line(s: &str) -> String {
 
 /// The section for these items (procedures first), or `""` when there are none.
 pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
+fn entry(i: &ItemView) -> SkillEntry {
+    SkillEntry {
+        id: i.id.clone(),
+        kind: i.kind.clone(),
+        title: i.title.clone(),
+    }
+}
+
     if items.is_empty() {
         return String::new();
     }
@@ -253,8 +264,10 @@ fn write(path: &Path, text: &str) -> Result<()> {
 }
 
 impl Service {
-    /// The project's live procedures and pitfalls, most important first.
-    async fn skill_items(&self, project: &str) -> Result<Vec<ItemView>> {
+    /// The project's live procedures and pitfalls, most important first, and those kept
+    /// out: stated only by outside text (tool output, files read, fetched pages) or never
+    /// checked. Outside text never becomes an instruction to an agent.
+    async fn skill_items(&self, project: &str) -> Result<(Vec<ItemView>, Vec<ItemView>)> {
         let list = self
             .items_list(ItemsReq {
                 project: Some(project.to_owned()),
@@ -263,13 +276,14 @@ impl Service {
             })
             .await?;
         let mut out = Vec::new();
+        let (trusted, withheld): (Vec<ItemView>, Vec<ItemView>) = list
+            .items
+            .into_iter()
+            .filter(|i| i.kind == "procedure" || i.kind == "pitfall")
+            .partition(|i| i.provenance == "user" || i.provenance == "agent");
         for kind in ["procedure", "pitfall"] {
-            let mut of_kind: Vec<ItemView> = list
-                .items
-                .iter()
-                .filter(|i| i.kind == kind)
-                .cloned()
-                .collect();
+            let mut of_kind: Vec<ItemView> =
+                trusted.iter().filter(|i| i.kind == kind).cloned().collect();
             of_kind.sort_by(|a, b| {
                 b.importance
                     .cmp(&a.importance)
@@ -278,7 +292,7 @@ impl Service {
             of_kind.truncate(MAX_PER_KIND);
             out.extend(of_kind);
         }
-        Ok(out)
+        Ok((out, withheld))
     }
 
     /// What Cairn would write, and the file now.
@@ -291,7 +305,7 @@ impl Service {
         }
         let rel = file_of(&req.framework)?;
         let path = target(&req.dir, rel)?;
-        let items = self.skill_items(&req.project).await?;
+        let (items, withheld) = self.skill_items(&req.project).await?;
         let section = section(&req.project, &items);
         let existing = read(&path)?;
         let current = match &existing {
@@ -307,14 +321,8 @@ impl Service {
             file: path.display().to_string(),
             exists: existing.is_some(),
             section,
-            entries: items
-                .iter()
-                .map(|i| SkillEntry {
-                    id: i.id.clone(),
-                    kind: i.kind.clone(),
-                    title: i.title.clone(),
-                })
-                .collect(),
+            entries: items.iter().map(entry).collect(),
+            withheld: withheld.iter().map(entry).collect(),
             current,
             up_to_date,
             action: None,
@@ -421,6 +429,7 @@ mod tests {
             ended_at: None,
             superseded_by: None,
             archived: false,
+            provenance: "user".into(),
         }
     }
 

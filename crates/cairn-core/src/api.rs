@@ -325,6 +325,11 @@ pub struct SearchHit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub item_kind: Option<String>,
+    /// Whose text states an item (`user`, `agent`, `outside`, `unchecked`, as
+    /// [`ItemView::provenance`]); absent for records and notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub item_provenance: Option<String>,
     /// Framework.
     pub framework: String,
     /// Project identity.

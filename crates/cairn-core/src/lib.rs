@@ -27,5 +27,6 @@ pub use forget::{Forgetting, Forgotten};
 pub use ids::{ItemId, NoteId, RecordId};
 pub use model::{
     CaptureCursor, Certainty, Chunk, Item, ItemEvent, ItemEventKind, ItemKind, NewItemEvent,
-    NewRecord, Outcome, Record, Relation, RelationKind, Timestamp, VectorKind,
+    NewRecord, Outcome, Provenance, Record, RecordPart, Relation, RelationKind, Timestamp,
+    VectorKind,
 };

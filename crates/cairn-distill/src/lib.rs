@@ -19,6 +19,7 @@
 
 pub mod profile;
 pub mod prompt;
+pub mod provenance;
 mod rebuild;
 mod reconcile;
 pub mod rules;
@@ -129,6 +130,9 @@ pub struct RunReport {
     pub superseded: usize,
     /// Related to a known item.
     pub related: usize,
+    /// Stated only by outside text and at odds with a known item the user or the agent
+    /// stated: kept beside it, the pair sent to the review inbox.
+    pub contested: usize,
     /// Model calls made (the ledger has each).
     pub calls: u64,
     /// Prompt tokens.
@@ -155,6 +159,7 @@ impl RunReport {
                 Action::Merged { .. } => self.merged += 1,
                 Action::Superseded { .. } => self.superseded += 1,
                 Action::Related { .. } => self.related += 1,
+                Action::Contested { .. } => self.contested += 1,
             }
         }
         self.details.push(r);

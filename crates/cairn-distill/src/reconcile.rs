@@ -43,6 +43,17 @@ pub enum Action {
         /// True when the model said they contradict (not just a newer version).
         contradicts: bool,
     },
+    /// Stored as new, stated only by outside text, and at odds with (or a newer version of)
+    /// a known item the user or the agent stated: the known item stays, the pair is marked
+    /// contradicting and waits in the review inbox for the user.
+    Contested {
+        /// The new item.
+        item: Box<Item>,
+        /// The known item it did not replace.
+        with: ItemId,
+        /// Similarity of the summaries.
+        similarity: f32,
+    },
     /// Stored as new and related to a known item.
     Related {
         /// The new item.
@@ -61,6 +72,7 @@ impl Action {
             Self::Created { item }
             | Self::Merged { item, .. }
             | Self::Superseded { item, .. }
+            | Self::Contested { item, .. }
             | Self::Related { item, .. } => item,
         }
     }
@@ -75,6 +87,14 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     } else {
         dot / (na * nb)
     }
+}
+
+/// True when `new` may not change or replace `known`: it is stated only by outside text and
+/// the known item by the user or the agent. Outside text never overrides their words
+/// without the user's review.
+fn guarded(known: &Item, new: &Item) -> bool {
+    // The same item found again in its own requests (a rebuild) is checked again instead.
+    known.id != new.id && new.untrusted() && !known.untrusted()
 }
 
 fn normal_title(t: &str) -> String {
@@ -321,6 +341,22 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
             MERGE
         };
         match best {
+            Some((ki, sim))
+                if sim >= merge_at
+                    && !numbers_differ(&known[ki].item, item)
+                    && guarded(&known[ki].item, item) =>
+            {
+                // Outside text saying the same as the user or the agent: kept beside it,
+                // never written into it.
+                d.create(item).await?;
+                d.relate(&item.id, &known[ki].item.id, RelationKind::Related, sim)
+                    .await?;
+                actions[idx] = Some(Action::Related {
+                    item: Box::new(item.clone()),
+                    to: known[ki].item.id.clone(),
+                    similarity: sim,
+                });
+            }
             Some((ki, sim)) if sim >= merge_at && !numbers_differ(&known[ki].item, item) => {
                 let merged = merge(&known[ki].item, item);
                 if merged == known[ki].item {
@@ -375,6 +411,8 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
             let differ = numbers_differ(&old, &item);
             let decision = match decision.as_str() {
                 "same" if differ => "related",
+                "same" if guarded(&old, &item) => "related",
+                "updates" | "contradicts" if guarded(&old, &item) => "contested",
                 other => other,
             };
             let action = match decision {
@@ -420,6 +458,16 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
                         item: Box::new(item),
                         replaced: old.id,
                         contradicts,
+                    }
+                }
+                "contested" => {
+                    d.create(&item).await?;
+                    d.relate(&item.id, &old.id, RelationKind::Contradicts, *sim)
+                        .await?;
+                    Action::Contested {
+                        item: Box::new(item),
+                        with: old.id,
+                        similarity: *sim,
                     }
                 }
                 "different" => {

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use cairn_core::{Certainty, Item, ItemKind, Outcome, Record, Timestamp};
+use cairn_core::{Certainty, Item, ItemKind, Outcome, Provenance, Record, Timestamp};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +34,10 @@ pub struct Proposed {
     /// When a lasting thing ended.
     #[serde(default)]
     pub ended_at: Option<String>,
+    /// Which kind of text states it, as the model says (`user`, `agent`, `outside`); checked
+    /// against the window before it is kept (see [`crate::provenance`]).
+    #[serde(default)]
+    pub stated_by: Option<String>,
 }
 
 /// Why a proposed item was not kept.
@@ -101,11 +105,15 @@ pub const MAX_CONCEPTS: usize = 12;
 /// Dropped: inferred, contested or ambiguous items; importance below 2; procedures, snippets
 /// and pitfalls learned from a request that failed or whose outcome is unclear; items whose
 /// sources name no request of the window; items with no cue; episodes from a request a typed item came from.
+///
+/// Each survivor's provenance is the model's `stated_by` lowered to what the window's text
+/// shows ([`crate::provenance::verified`]).
 pub fn survivors(
     proposed: Vec<Proposed>,
     window: &[Record],
     project: Option<&str>,
 ) -> (Vec<Item>, Vec<Dropped>) {
+    let text = crate::provenance::WindowText::of(window);
     let mut kept: Vec<Item> = Vec::new();
     let mut dropped = Vec::new();
     let mut episodes: Vec<Item> = Vec::new();
@@ -161,6 +169,11 @@ pub fn survivors(
         let mut ids: Vec<_> = sources.iter().map(|r| r.record.id.clone()).collect();
         ids.dedup();
         let said_at = sources.iter().map(|r| r.record.started_at).max();
+        let provenance = crate::provenance::verified(
+            p.stated_by.as_deref(),
+            &format!("{}\n{}\n{}", p.title, p.summary, p.body),
+            &text,
+        );
         let item = Item {
             id: cairn_core::ItemId::new(""),
             kind,
@@ -178,6 +191,7 @@ pub fn survivors(
             ended_at: p.ended_at.as_deref().and_then(parse_date),
             superseded_by: None,
             archived: false,
+            provenance: Some(provenance),
         };
         if kind == ItemKind::Episode {
             episodes.push(item);
@@ -253,6 +267,13 @@ pub fn merge(known: &Item, new: &Item) -> Item {
         }
     }
     m.importance = m.importance.max(new.importance);
+    m.provenance =
+        if known.provenance.is_none() && new.sources.iter().all(|s| known.sources.contains(s)) {
+            // Found again in the requests it came from (a rebuild): checked now.
+            new.provenance
+        } else {
+            Provenance::combine(known.provenance, new.provenance)
+        };
     m.said_at = m.said_at.max(new.said_at);
     m.happened_at = m.happened_at.or(new.happened_at);
     m.ended_at = new.ended_at.or(m.ended_at);
@@ -304,6 +325,7 @@ mod tests {
             ended_at: None,
             superseded_by: None,
             archived: false,
+            provenance: Some(Provenance::Agent),
         }
     }
 
@@ -389,6 +411,7 @@ mod tests {
             sources: vec![1],
             happened_at: None,
             ended_at: None,
+            stated_by: Some("user".into()),
         };
         let (kept, _) = survivors(vec![p], &[rec], None);
         let text = serde_json::to_string(&kept).unwrap_or_default();

@@ -100,6 +100,7 @@ fn item(
         ended_at: None,
         superseded_by: None,
         archived: false,
+        provenance: None,
     }
 }
 

@@ -521,12 +521,18 @@ fn format_search(res: &SearchRes) -> String {
     for (i, h) in res.hits.iter().enumerate() {
         let place = match (&h.title, &h.project) {
             (Some(t), _) if h.source == "item" => format!(
-                "{} \"{t}\"{}",
+                "{} \"{t}\"{}{}",
                 h.item_kind.as_deref().unwrap_or("item"),
                 h.project
                     .as_deref()
                     .map(|p| format!(" · {p}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                // What only outside text stated (or was never checked) says so.
+                match h.item_provenance.as_deref() {
+                    Some("outside") => " · (from tool output or files read)",
+                    Some("unchecked") => " · (source unchecked)",
+                    _ => "",
+                }
             ),
             (Some(t), _) => format!("note \"{t}\""),
             (None, Some(p)) => format!("{} · {p}", h.framework),

@@ -362,6 +362,7 @@ mod tests {
             ended_at: None,
             superseded_by: None,
             archived: false,
+            provenance: None,
         }
     }
 

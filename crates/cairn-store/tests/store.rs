@@ -51,6 +51,7 @@ fn item(id: &str, title: &str) -> Item {
         ended_at: None,
         superseded_by: None,
         archived: false,
+        provenance: None,
     }
 }
 

@@ -20,6 +20,7 @@ const item = (id: string, over: Partial<ItemView> = {}): ItemView => ({
   ended_at: null,
   superseded_by: null,
   archived: false,
+  provenance: "user",
   ...over,
 });
 
@@ -94,5 +95,13 @@ describe("the item page", () => {
     expect(h).not.toContain('data-testid="item-state"');
     expect(h).not.toContain('data-testid="item-relations"');
     expect(h).not.toContain('data-testid="item-chain"');
+    expect(h).not.toContain('data-testid="item-provenance"');
+  });
+
+  it("marks an item that only outside text stated", () => {
+    const h = html({ ...opened, item: item("i_old", { provenance: "outside" }) });
+    expect(h).toMatch(/data-testid="item-provenance" data-provenance="outside"[^>]*>From outside text</);
+    const u = html({ ...opened, item: item("i_old", { provenance: "unchecked" }) });
+    expect(u).toContain(">Source unchecked<");
   });
 });

@@ -1,7 +1,8 @@
 // Generated from Rust by cairn-core (cargo test -p cairn-core --test bindings). Do not edit.
 export type DistillKept = { 
 /**
- * `created`, `merged`, `superseded` or `related`.
+ * `created`, `merged`, `superseded`, `related` or `contested` (stated only by outside
+ * text and at odds with what the user or the agent stated: sent to the review inbox).
  */
 action: string, 
 /**

@@ -63,4 +63,11 @@ superseded_by: string | null,
 /**
  * It left the active index (the log keeps it).
  */
-archived: boolean, };
+archived: boolean, 
+/**
+ * Whose text states it: `user` (the request), `agent` (the agent's replies and tool
+ * calls), `outside` (only tool output, fetched pages or files read: never written into
+ * instruction files, never replacing what the user or the agent stated) or `unchecked`
+ * (distilled before Cairn recorded it; treated like `outside`).
+ */
+provenance: string, };

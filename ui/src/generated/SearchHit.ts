@@ -17,6 +17,11 @@ title: string | null,
  */
 item_kind?: string, 
 /**
+ * Whose text states an item (`user`, `agent`, `outside`, `unchecked`, as
+ * [`ItemView::provenance`]); absent for records and notes.
+ */
+item_provenance?: string, 
+/**
  * Framework.
  */
 framework: string, 

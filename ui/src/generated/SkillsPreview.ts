@@ -24,6 +24,12 @@ section: string,
  */
 entries: Array<SkillEntry>, 
 /**
+ * The project's procedures and pitfalls kept out of it: those stated only by outside
+ * text (tool output, fetched pages, files read) or not yet checked. Text from outside
+ * never becomes an instruction to an agent.
+ */
+withheld: Array<SkillEntry>, 
+/**
  * Cairn's section as the file holds it now, if it has one.
  */
 current: string | null, 

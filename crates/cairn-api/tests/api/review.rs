@@ -37,6 +37,7 @@ fn item(id: &str, kind: ItemKind, title: &str, summary: &str, body: &str, day: u
         ended_at: None,
         superseded_by: None,
         archived: false,
+        provenance: None,
     }
 }
 

@@ -12,7 +12,8 @@ pub struct DistillReq {}
 /// An item a window kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct DistillKept {
-    /// `created`, `merged`, `superseded` or `related`.
+    /// `created`, `merged`, `superseded`, `related` or `contested` (stated only by outside
+    /// text and at odds with what the user or the agent stated: sent to the review inbox).
     pub action: String,
     /// The item (for `merged`, the known item it was merged into).
     pub id: String,

@@ -38,6 +38,11 @@ pub struct ItemView {
     pub superseded_by: Option<String>,
     /// It left the active index (the log keeps it).
     pub archived: bool,
+    /// Whose text states it: `user` (the request), `agent` (the agent's replies and tool
+    /// calls), `outside` (only tool output, fetched pages or files read: never written into
+    /// instruction files, never replacing what the user or the agent stated) or `unchecked`
+    /// (distilled before Cairn recorded it; treated like `outside`).
+    pub provenance: String,
 }
 
 /// One event of an item's history.

@@ -45,6 +45,11 @@ pub struct SkillsPreview {
     pub section: String,
     /// The items in it, procedures first.
     pub entries: Vec<SkillEntry>,
+    /// The project's procedures and pitfalls kept out of it: those stated only by outside
+    /// text (tool output, fetched pages, files read) or not yet checked. Text from outside
+    /// never becomes an instruction to an agent.
+    #[serde(default)]
+    pub withheld: Vec<SkillEntry>,
     /// Cairn's section as the file holds it now, if it has one.
     pub current: Option<String>,
     /// True when the file already holds exactly this section.
