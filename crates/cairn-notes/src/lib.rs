@@ -70,7 +70,7 @@ pub use cairn_core::api::NoteAccess;
 pub use command::MAX_MOUNTS;
 pub use error::{Error, Result};
 pub use fsx::MAX_CONTENT_BYTES;
-pub use notes::{Caller, Notes};
+pub use notes::{Caller, Notes, is_agent};
 pub use path::{MAX_COMPONENT_BYTES, MAX_DEPTH, MAX_PATH_BYTES, TEMP_SUFFIX, project_dir_name};
 pub use text::{MAX_TITLE_CHARS, sha256_hex, title_of};
 

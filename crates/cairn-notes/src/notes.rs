@@ -16,6 +16,11 @@ use crate::text::{sha256_hex, title_of};
 
 /// The author of changes noticed in the files themselves (edited outside Cairn).
 pub(crate) const FILE_AUTHOR: &str = "file";
+
+/// Whether a version's author is an agent (`agent`, `agent:<client>`), not the user.
+pub fn is_agent(author: &str) -> bool {
+    author == "agent" || author.starts_with("agent:")
+}
 /// The hidden file naming a project directory's project, so a full scan finds it.
 const PROJECT_MARKER: &str = ".cairn-project";
 
@@ -585,6 +590,12 @@ impl Notes {
     /// Titles for an agent's instructions: the project's notes first, then the user's, each
     /// most recently changed first, one `- <title> (<path>)` line each, stopping before the
     /// text would exceed `max_chars` (1,500 by default and at most).
+    ///
+    /// A user-scope note opens every session in every project, so it is listed only while
+    /// the user stands behind its latest version: one an agent wrote or changed last
+    /// ([`is_agent`]) stays readable with the notes tool but is not announced until the user
+    /// saves it (in the app, or by editing the file). Versions written before authors were
+    /// told apart name no agent, so they count as the user's.
     pub async fn titles(&self, req: &NotesTitlesReq) -> Result<NoteTitles> {
         let max = req
             .max_chars
@@ -604,6 +615,16 @@ impl Notes {
                 .live_notes_in(scope.kind, scope.project.as_deref())
                 .await?;
             these.sort_by_key(|r| std::cmp::Reverse(r.last_seq));
+            if scope.kind == NoteScopeKind::User {
+                let mut theirs = Vec::with_capacity(these.len());
+                for row in these {
+                    let last = self.store().note_version(&row.id, row.versions).await?;
+                    if !last.is_some_and(|v| is_agent(&v.author)) {
+                        theirs.push(row);
+                    }
+                }
+                these = theirs;
+            }
             rows.extend(these);
         }
         let mut out = NoteTitles {
