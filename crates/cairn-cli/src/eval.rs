@@ -5,8 +5,9 @@
 //! search setup, with the latency of each search (query embedding included). Category 5 (no
 //! answer exists) is reported apart.
 //!
-//! It measures the product: each dialog turn becomes a record the way capture makes one (the
-//! speaker as its author, the session's date as its time, the session as its session), the
+//! It measures the product: each dialog turn becomes a record the way capture makes one (no
+//! author, since no agent's store names a person; the session's date as its time, the
+//! session as its session), the
 //! store, the keyword index and the embedded Qdrant index (quantized, as shipped) are filled
 //! by the service's own indexing, and every question goes through `cairn-recall`'s
 //! retriever. The eval does no retrieval work of its own.
@@ -193,7 +194,7 @@ struct Tally {
     n: usize,
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
@@ -221,8 +222,8 @@ pub(crate) type LocomoRecords = (
     chrono::DateTime<chrono::Utc>,
 );
 
-/// One LoCoMo conversation's turns as records, the way capture makes them (the speaker as
-/// the author, the session's date as the time), with each record's dialog id, and the time
+/// One LoCoMo conversation's turns as records, the way capture makes them (no author, as
+/// capture stores none; the session's date as the time), with each record's dialog id, and the time
 /// of its last session. Only the first `sessions` sessions when given.
 pub(crate) fn locomo_records(
     sample: &str,
@@ -265,7 +266,7 @@ pub(crate) fn locomo_records(
                     started_at: when + chrono::Duration::seconds(i as i64),
                     ended_at: None,
                     request: text.clone(),
-                    author: t["speaker"].as_str().map(str::to_owned),
+                    author: None,
                     text,
                     content: serde_json::json!({}),
                     source: None,
@@ -284,32 +285,7 @@ async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyho
     let store = Store::open(&dir.path().join("cairn.db")).await?;
     let (batch, dia_of, last) = locomo_records(sample, c, None);
     store.append_records(&batch).await?;
-    let text = Arc::new(TextIndex::open(&dir.path().join("text"))?);
-    text.sync(&store).await?;
-    let vectors = match &models.embedder {
-        Some(e) => {
-            let index = Arc::new(
-                cairn_vectors::EmbeddedIndex::create(&dir.path().join("vectors"))
-                    .map_err(|e| anyhow::anyhow!(e.message))?,
-            );
-            let dense = cairn_api::dense::Dense {
-                embedder: e.clone(),
-                index: index.clone(),
-                sidecar: None,
-            };
-            dense
-                .sync(&store, &cairn_api::WorkerBoard::default())
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            // What the maintenance worker does when idle: the HNSW graph over 1-bit codes.
-            let i = index.clone();
-            tokio::task::spawn_blocking(move || i.optimize())
-                .await?
-                .map_err(|e| anyhow::anyhow!(e.message))?;
-            Some(index as Arc<dyn VectorIndex>)
-        }
-        None => None,
-    };
+    let (text, vectors) = index_store(&store, dir.path(), models).await?;
     Ok(Memory {
         _dir: dir,
         store,
@@ -318,6 +294,42 @@ async fn remember(sample: &str, c: &serde_json::Value, models: &Models) -> anyho
         dia_of,
         now: last + chrono::Duration::days(1),
     })
+}
+
+/// Indexes a store the way the service does, in folders under `dir`: the keyword index, and
+/// with an embedder the embedded vector index with its HNSW graph built (what the
+/// maintenance worker does when idle).
+pub(crate) async fn index_store(
+    store: &Store,
+    dir: &Path,
+    models: &Models,
+) -> anyhow::Result<(Arc<TextIndex>, Option<Arc<dyn VectorIndex>>)> {
+    let text = Arc::new(TextIndex::open(&dir.join("text"))?);
+    text.sync(store).await?;
+    let vectors = match &models.embedder {
+        Some(e) => {
+            let index = Arc::new(
+                cairn_vectors::EmbeddedIndex::create(&dir.join("vectors"))
+                    .map_err(|e| anyhow::anyhow!(e.message))?,
+            );
+            let dense = cairn_api::dense::Dense {
+                embedder: e.clone(),
+                index: index.clone(),
+                sidecar: None,
+            };
+            dense
+                .sync(store, &cairn_api::WorkerBoard::default())
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let i = index.clone();
+            tokio::task::spawn_blocking(move || i.optimize())
+                .await?
+                .map_err(|e| anyhow::anyhow!(e.message))?;
+            Some(index as Arc<dyn VectorIndex>)
+        }
+        None => None,
+    };
+    Ok((text, vectors))
 }
 
 /// Runs the evaluation over `setups` and prints it (a table, or JSON rows).

@@ -21,6 +21,7 @@ mod llm;
 mod memory_tool;
 mod note_eval;
 mod replay_cli;
+mod real_eval;
 mod review_cli;
 mod turn_cli;
 
@@ -529,6 +530,25 @@ enum EvalCmd {
         json: bool,
         /// Instead of the default setups, measure the retriever with these parameters (a
         /// JSON object of tuning fields, e.g. '{"dense_weight":0.4}'); repeatable.
+        #[arg(long = "tuning", value_name = "JSON")]
+        tunings: Vec<String>,
+    },
+    /// Retrieval recall on real coding-agent histories (the corpus in `data/real`: public
+    /// repositories' Aider and SpecStory histories, hand-labelled), captured and indexed by
+    /// Cairn's own code; each labelled request searched as it was asked. The retriever and
+    /// plain BM25 side by side, per split.
+    Real {
+        /// The corpus folder (sources.json, split.json, labels/hand.jsonl, raw/).
+        #[arg(default_value = "data/real")]
+        dir: PathBuf,
+        /// Which repositories: `train` (for choices), `heldout` (final figures only) or `all`.
+        #[arg(long, default_value = "train")]
+        split: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Instead of the default setups, measure the retriever with these parameters (a
+        /// JSON object of tuning fields); repeatable.
         #[arg(long = "tuning", value_name = "JSON")]
         tunings: Vec<String>,
     },
@@ -1089,6 +1109,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
             .await
             .map(|_| ())
             .map_err(Failure::from),
+            Command::Eval {
+                what:
+                    EvalCmd::Real {
+                        dir,
+                        split,
+                        json,
+                        tunings,
+                    },
+            } => real_eval::run(&paths, &loaded.settings, &dir, &split, json, &tunings)
+                .await
+                .map(|_| ())
+                .map_err(Failure::from),
             Command::Eval {
                 what:
                     EvalCmd::Replay {

@@ -139,8 +139,8 @@ struct Memory {
 /// Records with their chunks, as the store takes them.
 type Batch = Vec<(NewRecord, Vec<cairn_core::Chunk>)>;
 
-/// The records of a conversation, the way capture makes them: the speaker as the author,
-/// the session's date as the time. With a framework per session (the owned set), a user
+/// The records of a conversation, the way capture makes them: no author (capture stores
+/// none), the session's date as the time. With a framework per session (the owned set), a user
 /// turn and the answers after it are one request; otherwise every turn is a record.
 fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
     let c = &sample.conversation;
@@ -195,7 +195,7 @@ fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
                     started_at: when + chrono::Duration::seconds(i as i64),
                     ended_at: None,
                     request: text.clone(),
-                    author: speaker,
+                    author: None,
                     text,
                     content: serde_json::json!({}),
                     source: None,

@@ -40,7 +40,10 @@ pub struct Tuning {
     pub neighbour_after: Option<f32>,
     /// Leave function words ("what", "did", "the") out of the keyword query.
     pub stopwords: bool,
-    /// How much a record gains when the query names its author (a speaker, a person).
+    /// How much a record gains when the query names its author (a speaker, a person). Off
+    /// by default: no agent's session store names the person who typed a request, so capture
+    /// stores every record without an author and the lift could never fire on what it stores
+    /// (it only fed on evaluation loaders that set one).
     pub speaker_weight: f32,
 }
 
@@ -61,7 +64,7 @@ impl Default for Tuning {
             neighbour_before: None,
             neighbour_after: None,
             stopwords: true,
-            speaker_weight: 0.4,
+            speaker_weight: 0.0,
         }
     }
 }

@@ -1,0 +1,528 @@
+//! `cairn eval real DIR`: retrieval recall on real coding-agent histories — the corpus in
+//! `data/real` (public repositories' committed Aider and SpecStory histories, hand-labelled).
+//!
+//! Each repository's history files become the memory of one user through Cairn's own
+//! capture (the readers, the scrubber, the store) and the service's own indexing (tantivy,
+//! the embedded vector index with its graph built). Each hand-labelled request that needs
+//! earlier turns is then asked as search would be asked at that moment: the request's words,
+//! its own session left out, only what happened before it a candidate, dates read against
+//! its time. Recall-any of the labelled turns at k = 1, 3, 10 (and recall-all at 10) is
+//! reported per split, for the retriever as search uses it (`cairn`) and plain BM25
+//! (`bm25`) side by side, with each search's latency.
+//!
+//! The split is by repository (`split.json`): choices are made on `train`; `heldout` is for
+//! final figures only, and is measured only when asked for by name.
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use cairn_capture::Env;
+use cairn_capture::pass::PassOptions;
+use cairn_core::Record;
+use cairn_index::TextQuery;
+use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
+use cairn_store::Store;
+use serde::{Deserialize, Serialize};
+
+use crate::eval::{Models, Setup, index_store, parse_setup, pct};
+
+/// The k values reported.
+pub const KS: [usize; 3] = [1, 3, 10];
+
+/// Characters of a request compared when a label is matched to a captured record.
+const MATCH_CHARS: usize = 100;
+
+/// One source repository (`sources.json`).
+#[derive(Debug, Deserialize)]
+struct Source {
+    repo: String,
+    files: Vec<SourceFile>,
+}
+
+/// One history file of a source.
+#[derive(Debug, Deserialize)]
+struct SourceFile {
+    path: String,
+}
+
+/// The split by repository (`split.json`).
+#[derive(Debug, Deserialize)]
+struct Split {
+    train: Vec<String>,
+    heldout: Vec<String>,
+}
+
+/// A turn a label points at: its session and position, and the start of its request.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TurnRef {
+    /// The session as the file names it (Aider's run header time, SpecStory's file name).
+    pub session: String,
+    /// 1-based position of the request in its session.
+    #[serde(default)]
+    pub turn: usize,
+    /// The request's first characters, as in the file.
+    pub request: String,
+}
+
+/// One hand-read request (`labels/hand.jsonl`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Label {
+    /// `owner/name`.
+    pub repo: String,
+    /// The request itself.
+    #[serde(flatten)]
+    pub at: TurnRef,
+    /// The earlier-session turns it needs (empty: none).
+    #[serde(default)]
+    pub needed: Vec<TurnRef>,
+}
+
+/// Figures of one setup on one split.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupFigures {
+    /// The setup (`cairn`: the retriever as search uses it; `bm25`: keywords alone).
+    pub setup: String,
+    /// Requests measured (labelled as needing earlier turns, all of them found in the store).
+    pub n: usize,
+    /// Recall-any at k = 1, 3, 10: share of requests with a needed turn in the top k.
+    pub any_at_1: f64,
+    /// See `any_at_1`.
+    pub any_at_3: f64,
+    /// See `any_at_1`.
+    pub any_at_10: f64,
+    /// Share of requests with every needed turn in the top 10.
+    pub all_at_10: f64,
+    /// Median search time, query embedding included (ms).
+    pub p50_ms: f64,
+    /// 95th percentile of the same (ms).
+    pub p95_ms: f64,
+}
+
+/// Figures of one split.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitFigures {
+    /// `train` or `heldout`.
+    pub split: String,
+    /// Repositories in it.
+    pub repositories: usize,
+    /// Records captured from their histories.
+    pub records: usize,
+    /// Hand-labelled requests.
+    pub labelled: usize,
+    /// Of those, the ones needing earlier turns.
+    pub need: usize,
+    /// Labels (requests or needed turns) that matched no captured record, left out.
+    pub unmatched: usize,
+    /// One entry per setup.
+    pub setups: Vec<SetupFigures>,
+}
+
+/// Whitespace collapsed, lower case: how a label's request and a record's are compared.
+fn norm(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Whether a record's request is the one a label quotes (the label holds its first
+/// characters; either may be cut shorter).
+fn same_request(record: &str, label: &str) -> bool {
+    let r = norm(record);
+    let l: String = norm(label).chars().take(MATCH_CHARS).collect();
+    if l.chars().count() < 3 {
+        return false;
+    }
+    r.starts_with(&l) || (r.chars().count() >= 20 && l.starts_with(&r))
+}
+
+/// Whether a captured session is the one a label names (Aider: the run's header time at the
+/// end of the session id; SpecStory: the file's name in its id or its source).
+fn same_session(record: &Record, session: &str) -> bool {
+    let id = &record.record.session_id;
+    id.ends_with(&format!("#{session}"))
+        || id.contains(session)
+        || record
+            .record
+            .source
+            .as_deref()
+            .is_some_and(|s| s.ends_with(session) || s.contains(&format!("/{session}")))
+}
+
+/// The captured record a label points at.
+fn find<'a>(sessions: &'a BTreeMap<String, Vec<&'a Record>>, t: &TurnRef) -> Option<&'a Record> {
+    let mut best: Option<&Record> = None;
+    for recs in sessions.values() {
+        if !recs.first().is_some_and(|r| same_session(r, &t.session)) {
+            continue;
+        }
+        let hits: Vec<(usize, &&Record)> = recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| same_request(&r.record.request, &t.request))
+            .collect();
+        if let Some((_, r)) = hits
+            .iter()
+            .find(|(i, _)| t.turn > 0 && *i + 1 == t.turn)
+            .or(hits.first())
+        {
+            best = Some(r);
+            break;
+        }
+    }
+    if best.is_none() {
+        // The session did not match by name: a request quoted exactly once in the store.
+        let mut all = sessions
+            .values()
+            .flatten()
+            .filter(|r| same_request(&r.record.request, &t.request));
+        if let (Some(one), None) = (all.next(), all.next()) {
+            best = Some(one);
+        }
+    }
+    best
+}
+
+/// Every current record of a store.
+async fn all_records(store: &Store) -> anyhow::Result<Vec<Record>> {
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.records_page(after, 1_000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.0.seq;
+        out.extend(page.into_iter().map(|(r, _)| r));
+    }
+    Ok(out)
+}
+
+/// Copies a repository's history files into a project folder outside any repository
+/// (capture's rule for cloned histories looks at git; these are the user's in this eval).
+fn lay_out(raw: &Path, source: &Source, project: &Path) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for f in &source.files {
+        let from = raw.join(f.path.trim_start_matches('/'));
+        if !from.is_file() {
+            bail!(
+                "{} is listed in sources.json for {} but missing",
+                from.display(),
+                source.repo
+            );
+        }
+        let to = project.join(f.path.trim_start_matches('/'));
+        if let Some(parent) = to.parent() {
+            fs_err::create_dir_all(parent)?;
+        }
+        fs_err::copy(&from, &to)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Rates of one setup.
+#[derive(Default)]
+struct Tally {
+    any: [usize; 3],
+    all10: usize,
+    n: usize,
+    times: Vec<f64>,
+}
+
+/// Runs the evaluation and prints it (a table, or JSON).
+pub async fn run(
+    paths: &cairn_config::Paths,
+    settings: &cairn_config::Settings,
+    dir: &Path,
+    split: &str,
+    json: bool,
+    tunings: &[String],
+) -> anyhow::Result<Vec<SplitFigures>> {
+    let wanted: Vec<&str> = match split {
+        "train" => vec!["train"],
+        "heldout" => vec!["heldout"],
+        "all" => vec!["train", "heldout"],
+        other => bail!("--split {other:?}: expected train, heldout or all"),
+    };
+    let read = |name: &str| -> anyhow::Result<String> {
+        let p = dir.join(name);
+        fs_err::read_to_string(&p).with_context(|| {
+            format!(
+                "{} is not a real-history corpus: cannot read {name}",
+                dir.display()
+            )
+        })
+    };
+    let sources: Vec<Source> =
+        serde_json::from_str(&read("sources.json")?).context("sources.json is malformed")?;
+    let splits: Split =
+        serde_json::from_str(&read("split.json")?).context("split.json is malformed")?;
+    let mut labels: HashMap<String, Vec<Label>> = HashMap::new();
+    for (i, line) in read("labels/hand.jsonl")?.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: Label = serde_json::from_str(line)
+            .with_context(|| format!("labels/hand.jsonl line {}: not a label", i + 1))?;
+        labels.entry(l.repo.clone()).or_default().push(l);
+    }
+    let setups: Vec<Setup> = if tunings.is_empty() {
+        vec![
+            Setup {
+                name: "cairn".into(),
+                mode: SearchMode::Hybrid,
+                tuning: Tuning::default(),
+                rerank: false,
+            },
+            Setup {
+                name: "bm25".into(),
+                mode: SearchMode::Bm25,
+                tuning: Tuning::plain(),
+                rerank: false,
+            },
+        ]
+    } else {
+        tunings
+            .iter()
+            .map(|t| parse_setup(t))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    let (embedder, reranker, warnings) = cairn_api::models_for_eval(paths, settings).await;
+    for w in &warnings {
+        eprintln!("note: {w}");
+    }
+    let models = Models { embedder, reranker };
+    let setups: Vec<Setup> = setups
+        .into_iter()
+        .filter(|s| {
+            let ok = (s.mode == SearchMode::Bm25 || models.embedder.is_some())
+                && (!s.rerank || models.reranker.is_some());
+            if !ok {
+                eprintln!("skipping {}: its model is not available", s.name);
+            }
+            ok
+        })
+        .collect();
+    let mut out = Vec::new();
+    for name in wanted {
+        let repos = if name == "train" {
+            &splits.train
+        } else {
+            &splits.heldout
+        };
+        let figures = measure(dir, name, repos, &sources, &labels, &setups, &models).await?;
+        out.push(figures);
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print(&out);
+    }
+    Ok(out)
+}
+
+/// One split measured.
+async fn measure(
+    dir: &Path,
+    name: &str,
+    repos: &[String],
+    sources: &[Source],
+    labels: &HashMap<String, Vec<Label>>,
+    setups: &[Setup],
+    models: &Models,
+) -> anyhow::Result<SplitFigures> {
+    let mut tallies: Vec<Tally> = setups.iter().map(|_| Tally::default()).collect();
+    let (mut records_total, mut labelled, mut need, mut unmatched) = (0, 0, 0, 0);
+    let bar = indicatif::ProgressBar::new(repos.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} repositories {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    for repo in repos {
+        bar.set_message(format!("({name}: {repo})"));
+        let Some(source) = sources.iter().find(|s| &s.repo == repo) else {
+            bail!("split.json names {repo}, which sources.json does not list");
+        };
+        let tmp = tempfile::tempdir()?;
+        let home = tmp.path().join("home");
+        let project: PathBuf = tmp.path().join("projects").join(repo.replace('/', "__"));
+        fs_err::create_dir_all(&home)?;
+        fs_err::create_dir_all(&project)?;
+        lay_out(
+            &dir.join("raw").join(repo.replace('/', "__")),
+            source,
+            &project,
+        )?;
+        let store = Store::open(&tmp.path().join("cairn.db")).await?;
+        let opts = PassOptions {
+            env: Env::fake(&home, &[]),
+            only: Vec::new(),
+            disabled: Vec::new(),
+            settle: Duration::ZERO,
+            internal_dirs: Vec::new(),
+            forget: Default::default(),
+            aider_folders: vec![project.clone()],
+            specstory_folders: Vec::new(),
+            // Public repositories' committed histories are this evaluation's data.
+            trusted_history_folders: vec![project.clone()],
+            batch: Default::default(),
+        };
+        cairn_capture::pass::run(&store, &opts, &|_| {})
+            .await
+            .with_context(|| format!("capturing {repo}"))?;
+        let (text, vectors) = index_store(&store, tmp.path(), models).await?;
+        let records = all_records(&store).await?;
+        records_total += records.len();
+        let mut sessions: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
+        for r in &records {
+            sessions
+                .entry(r.record.session_id.clone())
+                .or_default()
+                .push(r);
+        }
+        for recs in sessions.values_mut() {
+            recs.sort_by_key(|r| (r.record.started_at, r.seq));
+        }
+        for label in labels.get(repo).into_iter().flatten() {
+            labelled += 1;
+            if label.needed.is_empty() {
+                continue;
+            }
+            need += 1;
+            let Some(asked) = find(&sessions, &label.at) else {
+                unmatched += 1;
+                continue;
+            };
+            let at = asked.record.started_at;
+            let needed: Vec<String> = label
+                .needed
+                .iter()
+                .filter_map(|t| find(&sessions, t))
+                .filter(|r| r.record.started_at < at)
+                .map(|r| r.record.id.as_str().to_owned())
+                .collect();
+            if needed.len() < label.needed.len() {
+                unmatched += label.needed.len() - needed.len();
+            }
+            if needed.is_empty() {
+                continue;
+            }
+            let own = asked.record.session_id.clone();
+            let keep: cairn_recall::KeepFn =
+                Arc::new(move |h: &cairn_index::TextHit| h.session_id != own && h.timestamp < at);
+            for (setup, tally) in setups.iter().zip(tallies.iter_mut()) {
+                let retriever = Retriever {
+                    corpora: vec![Corpus {
+                        text: text.clone(),
+                        vectors: vectors.clone(),
+                        keep: Some(keep.clone()),
+                        store: Some(store.clone()),
+                    }],
+                    embedder: models.embedder.clone(),
+                    reranker: models.reranker.clone(),
+                    tuning: setup.tuning.clone(),
+                };
+                let started = Instant::now();
+                let (hits, _) = retriever
+                    .search(&Query {
+                        text: TextQuery::new(&asked.record.request, 10),
+                        mode: setup.mode,
+                        rerank: setup.rerank,
+                        now: at,
+                    })
+                    .await?;
+                tally.times.push(started.elapsed().as_secs_f64() * 1000.0);
+                // A neighbour the retriever brought in is held to the same rule as a hit.
+                let ranked: Vec<&str> = hits
+                    .iter()
+                    .filter(|h| keep(&h.hit))
+                    .map(|h| h.hit.record_id.as_str())
+                    .collect();
+                tally.n += 1;
+                for (i, k) in KS.iter().enumerate() {
+                    let top = &ranked[..ranked.len().min(*k)];
+                    tally.any[i] += usize::from(needed.iter().any(|n| top.contains(&n.as_str())));
+                }
+                let top10 = &ranked[..ranked.len().min(10)];
+                tally.all10 += usize::from(needed.iter().all(|n| top10.contains(&n.as_str())));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let share = |a: usize, n: usize| if n == 0 { 0.0 } else { a as f64 / n as f64 };
+    let setups = setups
+        .iter()
+        .zip(tallies)
+        .map(|(s, mut t)| {
+            t.times.sort_by(f64::total_cmp);
+            SetupFigures {
+                setup: s.name.clone(),
+                n: t.n,
+                any_at_1: share(t.any[0], t.n),
+                any_at_3: share(t.any[1], t.n),
+                any_at_10: share(t.any[2], t.n),
+                all_at_10: share(t.all10, t.n),
+                p50_ms: pct(&t.times, 0.5),
+                p95_ms: pct(&t.times, 0.95),
+            }
+        })
+        .collect();
+    Ok(SplitFigures {
+        split: name.to_owned(),
+        repositories: repos.len(),
+        records: records_total,
+        labelled,
+        need,
+        unmatched,
+        setups,
+    })
+}
+
+fn print(figures: &[SplitFigures]) {
+    for f in figures {
+        println!(
+            "{} split: {} repositories, {} records captured, {} requests labelled, {} needing \
+             earlier turns ({} labels unmatched, left out)",
+            f.split, f.repositories, f.records, f.labelled, f.need, f.unmatched
+        );
+        println!(
+            "{:<10} {:>5} {:>8} {:>8} {:>8} {:>9} {:>17}",
+            "setup", "n", "any@1", "any@3", "any@10", "all@10", "p50 / p95 ms"
+        );
+        for s in &f.setups {
+            println!(
+                "{:<10} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>9.3} {:>17}",
+                s.setup,
+                s.n,
+                s.any_at_1,
+                s.any_at_3,
+                s.any_at_10,
+                s.all_at_10,
+                format!("{:.0} / {:.0}", s.p50_ms, s.p95_ms)
+            );
+        }
+        println!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_matches_the_request_it_quotes() {
+        assert!(same_request(
+            "Add a retry to the fetch in src/net.rs\nwith backoff",
+            "add a retry to the  fetch in src/net.rs with"
+        ));
+        assert!(!same_request("Add a retry", "Remove the retry"));
+        // A record cut shorter than the label still matches when long enough.
+        assert!(same_request(
+            "Add a retry to the fetch",
+            "Add a retry to the fetch in src/net.rs"
+        ));
+        assert!(!same_request("ok", "ok then, ship it"));
+    }
+}
