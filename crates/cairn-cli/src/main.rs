@@ -269,7 +269,7 @@ enum Command {
     /// The model provider distillation calls: test it, see today's calls and cost, keep
     /// API keys in the OS keyring.
     #[command(
-        after_help = "Providers (llm.provider): claude-cli, codex-cli, gemini-cli (your own agent CLI), anthropic, openai (any OpenAI-compatible endpoint), local (a GGUF file)."
+        after_help = "Providers (llm.provider): claude-cli, gemini-cli (your own agent CLI, run with no tools; codex-cli is refused: it cannot be made tool-less), anthropic, openai (any OpenAI-compatible endpoint), local (a GGUF file)."
     )]
     Llm {
         #[command(subcommand)]

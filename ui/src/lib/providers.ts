@@ -42,8 +42,9 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   },
   {
     id: "codex-cli",
-    label: "Codex CLI",
-    blurb: "Your own agent CLI (codex), signed in once, with its default model.",
+    label: "Codex CLI (refused)",
+    blurb:
+      "Refused: headless Codex runs shell commands the model chooses and reads every file, so text in a captured conversation could act. Use the Claude Code CLI, the local model or an API key.",
     ...CLI,
     modelHint: "the Codex default",
   },
