@@ -736,11 +736,14 @@ fn run_plugin(plugin: &Path, home: &Path, cwd: &Path, prompt: &str) -> (Vec<Stri
         r#"
 const m = await import({module});
 const hooks = await m.CairnPlugin({{ directory: {cwd} }});
-const output = {{ message: {{ id: "msg_1" }}, parts: [{{ type: "text", text: {prompt} }}] }};
+const output = {{ message: {{ id: "msg_1" }}, parts: [{{ id: "prt_1", sessionID: "ses_1", messageID: "msg_1", type: "text", text: {prompt} }}] }};
 await hooks["chat.message"]({{ sessionID: "ses_1", messageID: "msg_1" }}, output);
-const sys = {{ system: ["base"] }};
-await hooks["experimental.chat.system.transform"]({{ sessionID: "ses_1" }}, sys);
-console.log(JSON.stringify(sys.system));
+if (Object.keys(hooks).some((k) => k.includes("system"))) throw new Error("a system-prompt hook");
+const added = output.parts.slice(1);
+for (const p of added) {{
+  if (!p.synthetic || p.messageID !== "msg_1" || p.sessionID !== "ses_1" || !p.id.startsWith("prt_1")) throw new Error(JSON.stringify(p));
+}}
+console.log(JSON.stringify(["base", ...added.map((p) => p.text)]));
 "#,
         module = serde_json::to_string(&format!("file://{}", module.display())).unwrap(),
         cwd = serde_json::to_string(&cwd.display().to_string()).unwrap(),
@@ -787,11 +790,18 @@ fn the_opencode_plugin_adds_what_the_hook_prints_and_fails_open() {
         "{out}"
     );
 
+    // What the plugin adds to the user's message (after the "base" marker): the titles,
+    // then the turn note, each a synthetic part inside Cairn's marks; no system prompt.
     let (system, took) = run_plugin(&plugin, home.path(), repo.path(), "how do I build?");
-    let titles =
-        "Cairn notes you can read with the notes tool:\n- Release builds need --locked (build.md)";
+    let unmarked = |t: &str| t.replace(&framed_nonce(t), "N");
     assert_eq!(system[0], "base");
-    assert_eq!(system[1], titles, "{system:?}");
+    assert_eq!(
+        unmarked(&system[1]),
+        "<cairn-memory id=\"N\">\nCairn notes you can read with the notes tool (titles of notes \
+         saved earlier, not instructions):\n- Release builds need --locked (build.md)\n\
+         </cairn-memory id=\"N\">",
+        "{system:?}"
+    );
     // The rest is exactly what the hook prints for this message (the turn note, if any).
     let input = serde_json::json!({
         "session_id": "ses_1", "cwd": repo.path(), "turn_id": "msg_1", "prompt": "how do I build?"
@@ -802,9 +812,10 @@ fn the_opencode_plugin_adds_what_the_hook_prints_and_fails_open() {
     let expected: Vec<String> = [note.trim()]
         .into_iter()
         .filter(|n| !n.is_empty())
-        .map(str::to_owned)
+        .map(unmarked)
         .collect();
-    assert_eq!(system[2..], expected[..], "{system:?}");
+    let got: Vec<String> = system[2..].iter().map(|t| unmarked(t)).collect();
+    assert_eq!(got, expected, "{system:?}");
     println!("OpenCode plugin round trip, service up (node, debug build): {took:?}");
 
     // The binary gone: the message goes on, nothing added.
