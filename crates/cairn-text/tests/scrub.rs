@@ -165,6 +165,51 @@ fn every_kind_has_a_corpus_case() {
 }
 
 #[test]
+fn the_catalogue_describes_every_kind_in_order() {
+    let kinds = scrubber().kinds();
+    let listed: Vec<&str> = cairn_text::scrub::catalogue()
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(listed, kinds);
+    for e in cairn_text::scrub::catalogue() {
+        for cell in [e.matches, e.shape, e.gitleaks, e.trufflehog] {
+            assert!(
+                !cell.is_empty() && !cell.contains('|'),
+                "{}: {cell:?}",
+                e.kind
+            );
+        }
+    }
+    assert!(
+        scrubber().rule_count() >= kinds.len() - 2,
+        "{}",
+        scrubber().rule_count()
+    );
+}
+
+/// `docs/security/scrubber.md` prints the catalogue; when a rule changes, paste the table this
+/// test prints into it.
+#[test]
+fn the_doc_table_is_the_catalogue() {
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security/scrubber.md");
+    let doc = fs_err::read_to_string(doc).unwrap();
+    let table = cairn_text::scrub::markdown();
+    assert!(
+        doc.contains(&table),
+        "docs/security/scrubber.md is out of date; its table is now:\n{table}"
+    );
+    for version in [
+        cairn_text::scrub::GITLEAKS_VERSION,
+        cairn_text::scrub::TRUFFLEHOG_VERSION,
+    ] {
+        assert!(doc.contains(version), "the doc does not name {version}");
+    }
+    let count = format!("{} kinds", scrubber().kinds().len());
+    assert!(doc.contains(&count), "the doc does not say {count}");
+}
+
+#[test]
 fn lookalikes_stay_byte_for_byte() {
     let s = scrubber();
     let mut failures = Vec::new();

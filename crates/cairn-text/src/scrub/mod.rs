@@ -20,10 +20,13 @@
 //! 1. **Known formats** (`rules.rs`): one regex per provider format, tight on prefix, alphabet
 //!    and length, so look-alikes (`risk-free`, `AKIA` in a sentence, `sk_` in an identifier,
 //!    `ghp_xxxx…`) survive. A few formats are only secret next to a label (AWS secret keys,
-//!    Mailgun `key-`, Heroku UUIDs) and the rule requires the label.
+//!    Mailgun `key-`, Heroku UUIDs, Twilio auth tokens and Datadog keys, which are bare hex)
+//!    and the rule requires the label.
 //! 2. **Labelled values** (`keyed.rs`, kind `keyed-secret`): `password=…`, `API_KEY: …`,
 //!    `"client_secret": "…"`, `--token …`, `<password>…</password>`, netrc, `mysql -p…`,
-//!    `sshpass -p …`, "the password is …". The key must *name* a secret (its last word is
+//!    `sshpass -p …`, `docker login -p …`, `redis-cli -a …`, `ldapsearch -w …`,
+//!    `<add key="…Password" value="…"/>`, "the password is …", a hex secret right after a
+//!    secret's name in prose ("auth token 3f9c…"). The key must *name* a secret (its last word is
 //!    `password`, `secret`, `token`, `api key`, …; so `max_tokens`, `token_url` or
 //!    `secretName` do not count) and the value must be a non-trivial literal: at least 8
 //!    characters, not a placeholder (`<your-key>`, `${VAR}`, `$VAR`, `xxxxxxxx`, `****`,
@@ -49,20 +52,34 @@
 //! …), `huggingface-token`, `groq-api-key`, `xai-api-key`, `perplexity-api-key`,
 //! `replicate-api-token`, `together-api-key`, `fireworks-api-key`, `cerebras-api-key`,
 //! `nvidia-api-key`, `langsmith-api-key`, `pinecone-api-key` (Mistral and Cohere keys have no
-//! prefix: `keyed-secret`/`high-entropy`). Clouds: `aws-access-key-id`,
+//! prefix: `keyed-secret`/`high-entropy`). Clouds: `aws-access-key-id`, `aws-bedrock-api-key`,
 //! `aws-secret-access-key`, `google-api-key`, `google-oauth-client-secret`,
-//! `google-oauth-token`, `azure-storage-key`, `azure-sas-signature`, `digitalocean-token`,
-//! `heroku-api-key`, `databricks-token`, `vault-token`, `doppler-token`, `terraform-token`,
-//! `pulumi-token`, `supabase-token`, `fly-token`. Code and packages: `github-token`,
+//! `google-oauth-token`, `azure-storage-key`, `azure-sas-signature`, `azure-ad-client-secret`,
+//! `alibaba-access-key-id`, `cloudflare-origin-ca-key`, `openshift-token`, `yandex-api-key`,
+//! `digitalocean-token`, `heroku-api-key`, `databricks-token`, `vault-token`,
+//! `doppler-token`, `terraform-token`, `pulumi-token`, `supabase-token`, `fly-token`,
+//! `tailscale-key`, `planetscale-token`, `grafana-token`, `dynatrace-token`,
+//! `prefect-api-key`, `onepassword-secret-key`. Code and packages: `github-token`,
 //! `github-fine-grained-pat`, `gitlab-token`, `npm-token`, `pypi-token`, `dockerhub-pat`,
-//! `postman-api-key`. SaaS: `slack-token`, `slack-app-token`, `slack-webhook-url`,
-//! `discord-webhook-url`, `discord-bot-token`, `telegram-bot-token`, `stripe-secret-key`,
-//! `stripe-webhook-secret`, `square-token`, `braintree-access-token`, `shopify-token`,
-//! `sendgrid-api-key`, `mailgun-api-key`, `twilio-api-key`, `atlassian-api-token`,
+//! `postman-api-key`, `rubygems-api-key`, `clojars-token`, `artifactory-token`,
+//! `sourcegraph-token`, `sidekiq-secret`. SaaS: `slack-token`, `slack-app-token`,
+//! `slack-webhook-url`, `discord-webhook-url`, `discord-bot-token`, `telegram-bot-token`,
+//! `stripe-secret-key`, `stripe-webhook-secret`, `square-token`, `braintree-access-token`,
+//! `shopify-token`, `sendgrid-api-key`, `mailgun-api-key`, `twilio-api-key`,
+//! `twilio-auth-token`, `datadog-api-key`, `mailchimp-api-key`, `sendinblue-api-key`,
+//! `posthog-api-key`, `mapbox-secret-token`, `facebook-access-token`, `easypost-api-key`,
+//! `shippo-api-token`, `duffel-api-token`, `flutterwave-secret-key`, `frameio-token`,
+//! `airtable-token`, `infracost-api-key`, `maxmind-license-key`, `readme-api-key`,
+//! `scalingo-token`, `typeform-token`, `teams-webhook-url`, `atlassian-api-token`,
 //! `linear-api-key`, `notion-token`, `new-relic-key`, `sentry-auth-token`,
 //! `sentry-dsn-secret`, `onepassword-token`. Shapes and places: `jwt`,
 //! `connection-string-password`, `url-password`, `bearer-token`, `basic-auth` (header,
-//! `curl -u`, Python `auth=(…)`), `keyed-secret`, `high-entropy`.
+//! `curl -u`, Python `auth=(…)`), `cookie` (token-like values of `Cookie:`/`Set-Cookie:`
+//! headers and `curl -b`), `keyed-secret`, `pgpass-password` (`.pgpass` lines),
+//! `high-entropy`.
+//!
+//! [`catalogue()`] lists every kind with its shape and the gitleaks rules and trufflehog
+//! detectors it corresponds to; `docs/security/scrubber.md` prints it.
 
 //! # The high-entropy rule
 //!
@@ -125,6 +142,15 @@
 //! - Long base64 blobs that are not images (attachments, inlined binaries, source maps) are
 //!   redacted as `high-entropy`: they cannot be told from key material (a DER key, a
 //!   keystore), and they are useless as searchable text anyway.
+//! - Hex of a digest length (32, 40, 64, 128) is a secret only after a label: a Twilio or
+//!   Datadog label, a key that names a secret (`SECRET_KEY_BASE=`, `"auth_token": "…"`) or a
+//!   secret's name in prose ("the API key is 3f9c…", "signing secret: …"). A 40-hex commit in
+//!   prose stays.
+//! - Cookies: in a `Cookie:` header every value that looks like a token (8+ characters with a
+//!   letter and a digit, or 20+ that are not words) goes; preferences (`theme=dark`,
+//!   `lang=en-US`) stay. In `Set-Cookie:` only the cookie's own value, never its attributes.
+//! - `.pgpass` lines need a host that is a name, address or `*`, a port that is a number or
+//!   `*`, and a database and user that are not numbers (`main.rs:42:17:…` is a position).
 //! - Telegram bot tokens: `<bot id>:AA…` (every current token's secret half starts with
 //!   `AA`, which gives the regex a literal to search for).
 //!
@@ -137,9 +163,12 @@
 //! workspace's code and docs: ~6 ms when clean (one pass), ~17 ms with 31 findings (two
 //! passes). Text with no finding comes back as [`Cow::Borrowed`] without a copy.
 
+mod catalogue;
 mod entropy;
 mod keyed;
 mod rules;
+
+pub use catalogue::{Entry, GITLEAKS_VERSION, TRUFFLEHOG_VERSION, catalogue, markdown};
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -240,7 +269,13 @@ impl Scrubber {
         self.scrub_value(value, false)
     }
 
+    /// How many rules it runs: one regex each, plus the high-entropy scan.
+    pub fn rule_count(&self) -> usize {
+        self.rules.len() + 1
+    }
+
     /// Kinds of every rule, in priority order (`high-entropy` last), for docs and tests.
+    /// [`catalogue()`] describes each.
     pub fn kinds(&self) -> Vec<&'static str> {
         let mut kinds: Vec<&'static str> = Vec::new();
         for rule in &self.rules {
@@ -257,8 +292,9 @@ impl Scrubber {
     /// All findings of `text`, merged so that none overlap, sorted by start.
     fn find(&self, text: &str) -> Vec<Finding> {
         let mut hits: Vec<Hit> = Vec::new();
+        let facts = rules::Facts::new(text);
         for (priority, rule) in self.rules.iter().enumerate() {
-            rule.find(text, priority, &mut hits);
+            rule.find(&facts, priority, &mut hits);
         }
         // Idempotence: a redaction marker is never (part of) a secret.
         let markers = markers(text);

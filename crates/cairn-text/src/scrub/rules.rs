@@ -39,6 +39,69 @@ struct Spec {
     alt: &'static [&'static str],
     pattern: &'static str,
     check: Check,
+    /// What the text must hold for the pattern to match at all.
+    pre: Pre,
+}
+
+/// A cheap test that lets a rule skip a text its regex cannot match: for patterns that give
+/// the regex engine no literal to search for, which would otherwise scan every byte.
+#[derive(Clone, Copy)]
+pub(super) enum Pre {
+    /// No test: the regex's own literal prefilter does the work.
+    Any,
+    /// The text holds a run of 32 or more hex digits.
+    HexRun,
+}
+
+/// What one scan knows about its text, computed on first use and shared by the rules.
+pub(super) struct Facts<'t> {
+    text: &'t str,
+    hex_run: std::cell::OnceCell<bool>,
+}
+
+impl<'t> Facts<'t> {
+    pub(super) fn new(text: &'t str) -> Self {
+        Self {
+            text,
+            hex_run: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn allows(&self, pre: Pre) -> bool {
+        match pre {
+            Pre::Any => true,
+            Pre::HexRun => *self.hex_run.get_or_init(|| has_hex_run(self.text)),
+        }
+    }
+}
+
+/// Whether `text` holds a run of 32 or more hex digits. Probing one byte in 32 skips text
+/// without one far faster than a regex scan (the same trick as the high-entropy scan).
+fn has_hex_run(text: &str) -> bool {
+    const RUN: usize = 32;
+    let b = text.as_bytes();
+    // Invariant: `i == 0` or `b[i - 1]` is not a hex digit.
+    let mut i = 0;
+    while i + RUN <= b.len() {
+        let probe = i + RUN - 1;
+        if !b[probe].is_ascii_hexdigit() {
+            i = probe + 1;
+            continue;
+        }
+        let mut start = probe;
+        while start > i && b[start - 1].is_ascii_hexdigit() {
+            start -= 1;
+        }
+        let mut end = probe + 1;
+        while end < b.len() && b[end].is_ascii_hexdigit() {
+            end += 1;
+        }
+        if end - start >= RUN {
+            return true;
+        }
+        i = end + 1;
+    }
+    false
 }
 
 const fn spec(kind: &'static str, pattern: &'static str, check: Check) -> Spec {
@@ -47,6 +110,18 @@ const fn spec(kind: &'static str, pattern: &'static str, check: Check) -> Spec {
         alt: &[],
         pattern,
         check,
+        pre: Pre::Any,
+    }
+}
+
+/// `spec` that runs only on a text that passes `pre`.
+const fn spec_if(pre: Pre, kind: &'static str, pattern: &'static str, check: Check) -> Spec {
+    Spec {
+        kind,
+        alt: &[],
+        pattern,
+        check,
+        pre,
     }
 }
 
@@ -56,6 +131,7 @@ pub(super) struct Rule {
     alt: &'static [&'static str],
     re: Regex,
     check: Check,
+    pre: Pre,
 }
 
 impl Rule {
@@ -65,7 +141,11 @@ impl Rule {
     }
 
     /// Pushes this rule's hits in `text`.
-    pub(super) fn find(&self, text: &str, priority: usize, hits: &mut Vec<Hit>) {
+    pub(super) fn find(&self, facts: &Facts<'_>, priority: usize, hits: &mut Vec<Hit>) {
+        if !facts.allows(self.pre) {
+            return;
+        }
+        let text = facts.text;
         let mut found: Vec<(&'static str, usize, usize)> = Vec::new();
         for caps in self.re.captures_iter(text) {
             let Some(whole) = caps.name("s").or_else(|| caps.get(0)) else {
@@ -119,6 +199,7 @@ pub(super) fn builtin() -> Vec<Rule> {
             alt: s.alt,
             re: compile(s.pattern),
             check: s.check,
+            pre: s.pre,
         })
         .collect()
 }
@@ -413,12 +494,14 @@ const SPECS: &[Spec] = &[
         alt: &[],
         pattern: r#"(?i)(?:\baws[\w.-]{0,30}?(?:secret|sk)[\w.-]{0,20}|\bsecret[_-]?access[_-]?key[\w.-]{0,10})\\?["']?\s*(?:=>|:=|[:=])?\s*\\?["']?(?P<s>(?-i:[A-Za-z0-9/+]{40,}))"#,
         check: Check::Custom(check_aws_secret),
+        pre: Pre::Any,
     },
     Spec {
         kind: "google-api-key",
         alt: &[],
         pattern: r"\bAIza[0-9A-Za-z_-]{35,}",
         check: Check::Custom(check_google_api_key),
+        pre: Pre::Any,
     },
     spec(
         "google-oauth-client-secret",
@@ -430,6 +513,7 @@ const SPECS: &[Spec] = &[
         alt: &[],
         pattern: r"\bya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{30,}",
         check: Check::Custom(check_google_oauth),
+        pre: Pre::Any,
     },
     spec(
         "azure-storage-key",
@@ -447,6 +531,7 @@ const SPECS: &[Spec] = &[
         // Entra ID (Azure AD) client secrets: 3 characters, a digit, `Q~`, 31–34 more.
         pattern: r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
         check: Check::Custom(check_azure_ad),
+        pre: Pre::Any,
     },
     spec(
         "alibaba-access-key-id",
@@ -614,6 +699,7 @@ const SPECS: &[Spec] = &[
         alt: &[],
         pattern: r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
         check: Check::Custom(check_discord),
+        pre: Pre::Any,
     },
     Spec {
         kind: "telegram-bot-token",
@@ -622,6 +708,7 @@ const SPECS: &[Spec] = &[
         // regex a literal to search for.
         pattern: r"(?:\b|bot)(?P<s>\d{8,10}:AA[A-Za-z0-9_-]{33})\b",
         check: Check::Custom(check_telegram),
+        pre: Pre::Any,
     },
     spec(
         "stripe-secret-key",
@@ -659,7 +746,8 @@ const SPECS: &[Spec] = &[
         Check::Plain,
     ),
     spec("twilio-api-key", r"\bSK[0-9a-f]{32}\b", Check::Mixed),
-    spec(
+    spec_if(
+        Pre::HexRun,
         "twilio-auth-token",
         concat!(
             r#"(?i)\btwilio[\w .-]{0,30}?(?:auth[ _.-]?token|secret|token)\b"#,
@@ -668,7 +756,8 @@ const SPECS: &[Spec] = &[
         ),
         Check::Mixed,
     ),
-    spec(
+    spec_if(
+        Pre::HexRun,
         "datadog-api-key",
         concat!(
             r#"(?i)\b(?:datadog|dd)[\w .-]{0,30}?(?:api|app|application)[ _.-]?(?:key|token)\b"#,
@@ -677,7 +766,8 @@ const SPECS: &[Spec] = &[
         ),
         Check::Mixed,
     ),
-    spec(
+    spec_if(
+        Pre::HexRun,
         "mailchimp-api-key",
         r"\b[0-9a-f]{32}-us\d{1,2}\b",
         Check::Mixed,
@@ -733,17 +823,21 @@ const SPECS: &[Spec] = &[
         r"\bico-[A-Za-z0-9]{32}\b",
         Check::Mixed,
     ),
-    spec(
-        "maxmind-license-key",
-        r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b",
-        Check::Mixed,
-    ),
+    Spec {
+        kind: "maxmind-license-key",
+        alt: &[],
+        // `<6>_<29>_mmk`: the regex finds the suffix (a literal it can search for), the check
+        // reads the 36 characters before it.
+        pattern: r"_mmk\b",
+        check: Check::Custom(check_maxmind),
+        pre: Pre::Any,
+    },
     spec("readme-api-key", r"\brdme_[a-z0-9]{70}\b", Check::Mixed),
     spec("scalingo-token", r"\btk-us-[A-Za-z0-9_-]{48}", Check::Mixed),
     spec("typeform-token", r"\btfp_[A-Za-z0-9_.=-]{59}", Check::Mixed),
     spec(
         "teams-webhook-url",
-        r"(?i)\b(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/(?P<s>[A-Za-z0-9@/-]{40,})",
+        r"(?:\.webhook\.office\.com/webhookb2|\boutlook\.office(?:365)?\.com/webhook)/(?P<s>[A-Za-z0-9@/-]{40,})",
         Check::Mixed,
     ),
     spec(
@@ -787,6 +881,7 @@ const SPECS: &[Spec] = &[
         alt: &[],
         pattern: r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
         check: Check::Custom(check_jwt),
+        pre: Pre::Any,
     },
     // --- URLs and headers ------------------------------------------------------------------
     Spec {
@@ -794,18 +889,21 @@ const SPECS: &[Spec] = &[
         alt: &["url-password"],
         pattern: r#"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{1,30})://(?P<user>[^\s:@/?#"'<>{}|\\^`\[\]]*):(?P<s>[^\s@/?#"'<>{}|\\^`]+)@[a-z0-9\[_]"#,
         check: Check::Custom(check_url_password),
+        pre: Pre::Any,
     },
     Spec {
         kind: "bearer-token",
         alt: &["basic-auth"],
         pattern: r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:(?:bearer|token)\s+(?P<s>[A-Za-z0-9._~+/=-]{6,})|(?P<basic>basic)\s+(?P<b>[A-Za-z0-9+/]{6,}={0,2}))"#,
         check: Check::Custom(check_header),
+        pre: Pre::Any,
     },
     Spec {
         kind: "bearer-token",
         alt: &[],
         pattern: r"\bBearer\s+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)",
         check: Check::Custom(check_bare_bearer),
+        pre: Pre::Any,
     },
     Spec {
         kind: "basic-auth",
@@ -813,12 +911,14 @@ const SPECS: &[Spec] = &[
         // Python: `auth=("user", "pass")`, `HTTPBasicAuth("user", "pass")`.
         pattern: r#"(?:\bauth\s*=\s*\(|\bHTTP(?:Basic|Digest)Auth\()\s*["'][^"'\r\n]*["']\s*,\s*(?:"(?P<s>[^"\r\n]+)"|'(?P<q>[^'\r\n]+)')"#,
         check: Check::Custom(check_python_auth),
+        pre: Pre::Any,
     },
     Spec {
         kind: "basic-auth",
         alt: &[],
         pattern: r#"\bcurl\b[^\n]*?\s(?:-u|--user)(?:\s+|=)["']?[^\s:"']*:(?P<s>[^\s"']+)"#,
         check: Check::Custom(check_curl_user),
+        pre: Pre::Any,
     },
     Spec {
         kind: "cookie",
@@ -826,6 +926,7 @@ const SPECS: &[Spec] = &[
         // `Cookie:` / `Set-Cookie:` headers (also as JSON or dict keys), `curl -b`/`--cookie`.
         pattern: r#"(?i)(?:\b(?P<set>set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?|\bcurl\b[^\n]*?\s(?:-b|--cookie)(?:[ \t]+|=)["']?)(?P<v>[^\r\n"'\\]+)"#,
         check: Check::Multi(check_cookie),
+        pre: Pre::Any,
     },
     // --- Labelled values -------------------------------------------------------------------
     Spec {
@@ -833,18 +934,21 @@ const SPECS: &[Spec] = &[
         alt: &[],
         pattern: keyed::ASSIGNMENT,
         check: Check::Custom(check_keyed),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
         alt: &[],
         pattern: keyed::FLAG,
         check: Check::Custom(check_keyed_flag),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
         alt: &[],
         pattern: r"(?i)<(?:[A-Za-z0-9_.:-]*(?:password|passwd|secret|token|apikey|api_key|credential))>(?P<s>[^<\r\n]+)</",
         check: Check::Custom(check_keyed_value),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
@@ -852,6 +956,7 @@ const SPECS: &[Spec] = &[
         // Prose: "the password is Xy7!pQ2v", "API key: …" is covered by the assignment rule.
         pattern: r"(?i)\b(?:password|passphrase|passwd)\s+(?:is|was|=)\s+(?P<s>[^\s,;]+)",
         check: Check::Custom(check_prose_password),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
@@ -859,6 +964,7 @@ const SPECS: &[Spec] = &[
         // netrc: `machine host login me password s3cret`; mysql -pSECRET; sshpass -p SECRET.
         pattern: r#"\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+(?P<s>[^\s"']+)|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<m>[^\s'"-][^\s'"]*)|\bsshpass\s+-p\s*["']?(?P<p>[^\s"']+)"#,
         check: Check::Custom(check_cli_password),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
@@ -866,6 +972,7 @@ const SPECS: &[Spec] = &[
         // docker login -p SECRET; redis-cli -a SECRET; ldapsearch … -w SECRET.
         pattern: r#"\bdocker\s+login\b[^\n|;&]*?\s-p[ \t]*["']?(?P<s>[^\s"'-][^\s"']*)|\bredis-cli\b[^\n|;&]*?\s-a[ \t]+["']?(?P<m>[^\s"'-][^\s"']*)|\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b[^\n|;&]*?\s-w[ \t]+["']?(?P<p>[^\s"'-][^\s"']*)"#,
         check: Check::Custom(check_cli_password),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
@@ -873,6 +980,7 @@ const SPECS: &[Spec] = &[
         // .NET config: `<add key="ClearTextPassword" value="…" />`.
         pattern: r#"(?i)<add\s+key\s*=\s*"(?P<k>[^"\r\n]{1,60})"\s+value\s*=\s*"(?P<s>[^"\r\n]+)""#,
         check: Check::Custom(check_add_key),
+        pre: Pre::Any,
     },
     Spec {
         kind: KEYED_SECRET,
@@ -885,6 +993,7 @@ const SPECS: &[Spec] = &[
             r"(?P<s>(?-i:[0-9a-f]{32,}|[0-9A-F]{32,}))\b"
         ),
         check: Check::Mixed,
+        pre: Pre::HexRun,
     },
     Spec {
         kind: "pgpass-password",
@@ -892,6 +1001,7 @@ const SPECS: &[Spec] = &[
         // `.pgpass` lines: `host:port:database:user:password`.
         pattern: r#"(?m)(?:^|[ \t"'>])(?P<host>\*|[A-Za-z0-9][A-Za-z0-9._-]*):(?P<port>\*|\d{1,5}):(?P<db>[^:\s"']+):(?P<user>[^:\s"']+):(?P<s>[^\s"']+)"#,
         check: Check::Custom(check_pgpass),
+        pre: Pre::Any,
     },
 ];
 
@@ -938,6 +1048,22 @@ fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usi
     let s = m.as_str();
     (s.len() >= 4 && !keyed::is_placeholder(s) && !keyed::is_placeholder_word(s))
         .then(|| (KEYED_SECRET, m.start(), m.end()))
+}
+
+/// MaxMind license keys: `_mmk` after 6 alphanumerics, `_` and 29 alphanumerics, which
+/// start a word.
+fn check_maxmind(text: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, usize)> {
+    let m = caps.get(0)?;
+    let start = m.start().checked_sub(36)?;
+    let head = text.as_bytes().get(start..m.start())?;
+    let ok = head[6] == b'_'
+        && head[..6]
+            .iter()
+            .chain(&head[7..])
+            .all(u8::is_ascii_alphanumeric)
+        && !byte_before(text, start).is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (ok && has_letter_and_digit(&text[start..m.start()]))
+        .then(|| ("maxmind-license-key", start, m.end()))
 }
 
 /// Entra ID client secrets stand alone: not the middle of a longer token.
@@ -1045,4 +1171,29 @@ fn check_add_key(_: &str, caps: &Captures<'_>) -> Option<(&'static str, usize, u
     let m = caps.name("s")?;
     (keyed::key_names_secret(key) && keyed::literal_is_secret(m.as_str(), true))
         .then(|| (KEYED_SECRET, m.start(), m.end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_runs_are_found_at_any_offset_and_only_from_32_digits() {
+        let run = "0123456789abcdef0123456789ABCDEF";
+        for pad in 0..40 {
+            let before = "x".repeat(pad);
+            assert!(has_hex_run(&format!("{before}{run}")), "{pad}");
+            assert!(has_hex_run(&format!("{before}{run} tail")), "{pad}");
+            assert!(
+                !has_hex_run(&format!("{before}{} tail", &run[1..])),
+                "{pad}"
+            );
+            assert!(!has_hex_run(&format!(
+                "{before}{}-{} tail",
+                &run[..16],
+                &run[16..]
+            )));
+        }
+        assert!(!has_hex_run(""));
+    }
 }
