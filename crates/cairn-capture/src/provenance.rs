@@ -103,7 +103,7 @@ fn repository_of(file: &Path) -> Option<Repo> {
             });
         }
         if meta.is_file() {
-            let text = std::fs::read_to_string(&dot).ok()?;
+            let text = fs_err::read_to_string(&dot).ok()?;
             let target = text.trim().strip_prefix("gitdir:")?.trim();
             let git_dir = dir.join(target);
             return Some(Repo {
@@ -120,15 +120,15 @@ fn repository_of(file: &Path) -> Option<Repo> {
 /// for a branch, its loose ref (here or in the common directory of a worktree) and the packed
 /// refs' modification time. Any commit changes it.
 fn head_state(git_dir: &Path) -> String {
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+    let head = fs_err::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
     let mut state = head.trim().to_owned();
-    let common = std::fs::read_to_string(git_dir.join("commondir"))
+    let common = fs_err::read_to_string(git_dir.join("commondir"))
         .map(|c| git_dir.join(c.trim()))
         .unwrap_or_else(|_| git_dir.to_path_buf());
     if let Some(name) = head.trim().strip_prefix("ref:") {
         let name = name.trim();
         for base in [git_dir, common.as_path()] {
-            if let Ok(r) = std::fs::read_to_string(base.join(name)) {
+            if let Ok(r) = fs_err::read_to_string(base.join(name)) {
                 state.push(' ');
                 state.push_str(r.trim());
                 break;
@@ -167,7 +167,7 @@ fn decide(file: &Path, repo: &Repo, size: u64) -> Verdict {
     let Some(blob) = git_bytes(&root_abs, &["cat-file", "blob", &spec]) else {
         return Verdict::Own;
     };
-    match std::fs::read(&file_abs) {
+    match fs_err::read(&file_abs) {
         Ok(bytes) if bytes == blob => {}
         _ => return Verdict::Own,
     }
@@ -241,8 +241,8 @@ fn git_bytes(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
             }
             _ => {
                 // Too slow (or lost): stop it; the reader then sees the pipe close.
-                let _ = child.kill();
-                let _ = child.wait();
+                // Nothing more to do if it ended meanwhile.
+                let _stopped = child.kill().and_then(|()| child.wait());
                 break None;
             }
         }

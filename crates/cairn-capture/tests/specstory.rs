@@ -303,7 +303,7 @@ fn stored_anywhere(db: &Path, needle: &str) -> bool {
     fs_err::read_dir(dir).unwrap().flatten().any(|e| {
         let name = e.file_name().to_string_lossy().into_owned();
         name.starts_with("cairn.db")
-            && std::fs::read(e.path())
+            && fs_err::read(e.path())
                 .unwrap()
                 .windows(needle.len())
                 .any(|w| w == needle.as_bytes())
