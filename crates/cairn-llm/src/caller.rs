@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::schema::{extract_json, validate};
-use crate::{FailKind, Provider, Request, Usage};
+use crate::{FailKind, Provider, Request, Speed, Usage};
 
 /// The daily budget: distillation stops for the day when either is spent.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -45,6 +45,19 @@ impl Policy {
             },
         }
     }
+}
+
+/// The settings key a provider's measured pace is kept under.
+fn speed_key(provider: &str) -> String {
+    format!("llm.speed.{provider}")
+}
+
+/// The pace last measured for `provider` (e.g. `local`), as kept in `store`.
+pub async fn stored_speed(store: &Store, provider: &str) -> Result<Option<Speed>, CallError> {
+    Ok(store
+        .setting::<Speed>(&speed_key(provider))
+        .await?
+        .map(|(s, _)| s))
 }
 
 /// A validated answer.
@@ -157,6 +170,66 @@ impl Llm {
         Ok(self.store.llm_totals_since(&start_of_today()).await?)
     }
 
+    /// The most window text (characters) a request like `template` should carry for this
+    /// provider to read it and answer within the policy's timeout (`None`: no limit of the
+    /// provider's own). A provider that measures its pace is measured first if it never was.
+    pub async fn window_chars(&self, template: &Request) -> Result<Option<usize>, CallError> {
+        self.ensure_speed(true).await?;
+        Ok(self.provider.window_chars(template, self.policy.timeout))
+    }
+
+    /// The pace of this provider on this machine, as kept in the store.
+    pub async fn speed(&self) -> Result<Option<Speed>, CallError> {
+        stored_speed(&self.store, self.provider.name()).await
+    }
+
+    /// Gives a provider that measures its pace the figures kept in the store; when there are
+    /// none for its model and `measure` is set, measures it and keeps the figures (a call
+    /// measures the pace itself).
+    async fn ensure_speed(&self, measure: bool) -> Result<(), CallError> {
+        if !self.provider.measures_speed() || self.provider.speed().is_some() {
+            return Ok(());
+        }
+        if let Some(s) = self.speed().await?
+            && s.model == self.provider.model()
+        {
+            self.provider.set_speed(s);
+            return Ok(());
+        }
+        if !measure {
+            return Ok(());
+        }
+        let provider = Arc::clone(&self.provider);
+        match tokio::task::spawn_blocking(move || provider.measure_speed()).await {
+            Ok(Ok(Some(s))) => {
+                tracing::info!(provider = self.provider.name(), speed = %s.line(), "model pace measured");
+                self.store
+                    .set_setting(&speed_key(self.provider.name()), &s)
+                    .await?;
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(provider = self.provider.name(), error = %e, "the model pace could not be measured")
+            }
+            Err(e) => {
+                tracing::warn!(provider = self.provider.name(), error = %e, "the model pace measurement stopped")
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the provider's latest pace in the store.
+    async fn keep_speed(&self) -> Result<(), CallError> {
+        if self.provider.measures_speed()
+            && let Some(s) = self.provider.speed()
+        {
+            self.store
+                .set_setting(&speed_key(self.provider.name()), &s)
+                .await?;
+        }
+        Ok(())
+    }
+
     /// True when today's budget has room for another call.
     pub async fn budget_left(&self) -> Result<bool, CallError> {
         let t = self.today().await?;
@@ -192,6 +265,7 @@ impl Llm {
             });
         }
 
+        self.ensure_speed(false).await?;
         let began = Instant::now();
         let mut usage = Usage::default();
         let mut cost: Option<f64> = None;
@@ -204,16 +278,22 @@ impl Llm {
             attempts += 1;
             let provider = Arc::clone(&self.provider);
             let req = asked.clone();
-            let deadline = Instant::now() + self.policy.timeout;
-            let result = tokio::task::spawn_blocking(move || provider.complete(&req, deadline))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(crate::ProviderError::fatal(format!(
-                        "the model call stopped unexpectedly: {e}"
-                    )))
-                });
+            let cap = self.policy.timeout;
+            let result = tokio::task::spawn_blocking(move || {
+                // A provider that knows its pace gets a deadline sized to the request, never
+                // longer than the policy's.
+                let timeout = provider.attempt_timeout(&req).map_or(cap, |t| t.min(cap));
+                provider.complete(&req, Instant::now() + timeout)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(crate::ProviderError::fatal(format!(
+                    "the model call stopped unexpectedly: {e}"
+                )))
+            });
             match result {
                 Ok(reply) => {
+                    self.keep_speed().await?;
                     usage += reply.usage;
                     if let Some(c) = reply.cost_usd {
                         *cost.get_or_insert(0.0) += c;

@@ -21,21 +21,22 @@
 
 mod caller;
 mod cli;
+pub mod constrain;
 mod http;
 mod local;
 mod recorded;
 pub mod schema;
 mod setup;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use caller::{Answer, Budget, CallError, Llm, Policy};
+pub use caller::{Answer, Budget, CallError, Llm, Policy, stored_speed};
 pub use cli::{AgentCli, BASE_ENV, CODEX_REFUSAL, CliKind};
 pub use http::{ApiKind, HttpApi, api_key_user, price_per_million};
 pub use local::Local;
-pub use recorded::{Recorded, prompt_key};
+pub use recorded::{Recorded, WRITTEN_BY_HAND, prompt_key};
 pub use setup::{SetupError, provider_from_settings};
 
 /// One request to a model.
@@ -150,6 +151,59 @@ pub trait Provider: Send + Sync {
     fn model(&self) -> &str;
     /// Sends `request`; must give up once `deadline` has passed.
     fn complete(&self, request: &Request, deadline: Instant) -> Result<Reply, ProviderError>;
+
+    /// True for a provider whose pace is measured on this machine (a local model): [`Llm`]
+    /// keeps its [`Speed`] in the store and gives it back when the provider is made again.
+    fn measures_speed(&self) -> bool {
+        false
+    }
+    /// The pace measured so far, if any.
+    fn speed(&self) -> Option<Speed> {
+        None
+    }
+    /// A pace measured before (kept in the store).
+    fn set_speed(&self, _speed: Speed) {}
+    /// Measures the pace with a short call of its own (`None` when the provider does not).
+    fn measure_speed(&self) -> Result<Option<Speed>, ProviderError> {
+        Ok(None)
+    }
+    /// How long `request` should take at the measured pace, margin included (`None`: no
+    /// estimate; the policy's timeout applies alone).
+    fn attempt_timeout(&self, _request: &Request) -> Option<Duration> {
+        None
+    }
+    /// The most window text (characters) a request like `template` (its prompt holding no
+    /// window yet) should carry so that it fits the context and is answered within `limit`
+    /// (`None`: no limit of the provider's own).
+    fn window_chars(&self, _template: &Request, _limit: Duration) -> Option<usize> {
+        None
+    }
+}
+
+/// How fast a local model reads a prompt and writes an answer on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// The model measured.
+    pub model: String,
+    /// Prompt tokens read per second.
+    pub prompt_tokens_per_second: f64,
+    /// Answer tokens written per second (with the schema held to).
+    pub answer_tokens_per_second: f64,
+    /// When (RFC 3339).
+    pub measured_at: String,
+}
+
+impl Speed {
+    /// One line for status views.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: reads {:.0} prompt tokens/s, writes {:.1} answer tokens/s (measured {})",
+            self.model,
+            self.prompt_tokens_per_second,
+            self.answer_tokens_per_second,
+            self.measured_at.get(..16).unwrap_or(&self.measured_at)
+        )
+    }
 }
 
 /// Cuts provider output quoted in an error to a short, scrubbed line.

@@ -1,7 +1,12 @@
-//! Recorded answers: a provider that replays, for each prompt, the answer a real model gave
-//! once (a JSON file per prompt in a folder), or that records them while another provider
-//! answers. Tests of distillation run end to end on committed recordings, with no network;
-//! a prompt change (a new prompt version) finds no recording and fails, naming the prompt.
+//! Recorded answers: a provider that replays, for each prompt, an answer kept in a folder (a
+//! JSON file per prompt), or that records them while another provider answers. Tests of
+//! distillation run end to end on committed recordings, with no network; a prompt change (a
+//! new prompt version) finds no recording and fails, naming the prompt.
+//!
+//! A recording says where its answer came from in its `recorded` field: "written by hand
+//! for the tests" ([`Recorded::written_by_hand`]), or the provider and model of the real run
+//! that gave it, and when ([`Recorded::recording`]). It keeps no token counts and no cost:
+//! a replayed answer reports none.
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -57,14 +62,15 @@ pub fn prompt_key(r: &Request) -> String {
     hex::encode(h.finalize())[..16].to_owned()
 }
 
+/// The origin of answers written by hand for the tests.
+pub const WRITTEN_BY_HAND: &str = "written by hand for the tests";
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Recording {
-    provider: String,
-    model: String,
+    /// Where the answer came from.
+    recorded: String,
     purpose: String,
     text: String,
-    usage: Usage,
-    cost_usd: Option<f64>,
 }
 
 /// Replays recordings, or records them.
@@ -72,6 +78,8 @@ struct Recording {
 pub struct Recorded {
     dir: PathBuf,
     inner: Option<Arc<dyn Provider>>,
+    /// The origin written into new recordings; `None`: the real run's provider and model.
+    origin: Option<String>,
     name: String,
     model: String,
 }
@@ -91,18 +99,30 @@ impl Recorded {
         Self {
             dir: dir.to_path_buf(),
             inner: None,
+            origin: None,
             name: "recorded".into(),
             model: "recorded".into(),
         }
     }
 
-    /// Answers from `dir` when a recording exists, else asks `inner` and records its answer.
+    /// Answers from `dir` when a recording exists, else asks `inner` (a real provider) and
+    /// records its answer, labelled with the provider, the model that answered and the date.
     pub fn recording(dir: &Path, inner: Arc<dyn Provider>) -> Self {
         Self {
             dir: dir.to_path_buf(),
             name: inner.name().to_owned(),
             model: inner.model().to_owned(),
             inner: Some(inner),
+            origin: None,
+        }
+    }
+
+    /// Answers from `dir` when a recording exists, else asks `scripted` (answers a test
+    /// writes itself) and records its answer labelled [`WRITTEN_BY_HAND`].
+    pub fn written_by_hand(dir: &Path, scripted: Arc<dyn Provider>) -> Self {
+        Self {
+            origin: Some(WRITTEN_BY_HAND.to_owned()),
+            ..Self::recording(dir, scripted)
         }
     }
 
@@ -126,15 +146,16 @@ impl Provider for Recorded {
         if let Ok(text) = fs_err::read_to_string(&file) {
             let r: Recording = serde_json::from_str(&text).map_err(|e| {
                 ProviderError::fatal(format!(
-                    "recorded: {} is not a recording: {e}",
+                    "recorded: {} is not a recording (a \"recorded\" origin, the \"purpose\" \
+                     and the answer's \"text\"): {e}",
                     file.display()
                 ))
             })?;
             return Ok(Reply {
                 text: r.text,
-                model: r.model,
-                usage: r.usage,
-                cost_usd: r.cost_usd,
+                model: "recorded".into(),
+                usage: Usage::default(),
+                cost_usd: None,
             });
         }
         let Some(inner) = &self.inner else {
@@ -146,13 +167,18 @@ impl Provider for Recorded {
             )));
         };
         let reply = inner.complete(request, deadline)?;
+        let recorded = self.origin.clone().unwrap_or_else(|| {
+            format!(
+                "answered by {} ({}) on {}",
+                inner.name(),
+                reply.model,
+                chrono::Utc::now().format("%Y-%m-%d")
+            )
+        });
         let rec = Recording {
-            provider: inner.name().to_owned(),
-            model: reply.model.clone(),
+            recorded,
             purpose: request.purpose.clone(),
             text: reply.text.clone(),
-            usage: reply.usage,
-            cost_usd: reply.cost_usd,
         };
         let write = || -> std::io::Result<()> {
             fs_err::create_dir_all(&self.dir)?;
@@ -163,5 +189,75 @@ impl Provider for Recorded {
             ProviderError::fatal(format!("recorded: cannot write {}: {e}", file.display()))
         })?;
         Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Scripted;
+
+    impl Provider for Scripted {
+        fn name(&self) -> &str {
+            "written-by-hand"
+        }
+        fn model(&self) -> &str {
+            "none"
+        }
+        fn complete(&self, _: &Request, _: Instant) -> Result<Reply, ProviderError> {
+            Ok(Reply {
+                text: "{\"ok\": true}".into(),
+                model: "none".into(),
+                usage: Usage {
+                    input_tokens: 10,
+                    output_tokens: 5,
+                },
+                cost_usd: Some(0.5),
+            })
+        }
+    }
+
+    fn request() -> Request {
+        Request {
+            purpose: "test".into(),
+            system: "s".into(),
+            prompt: "p".into(),
+            schema: serde_json::json!({"type": "object"}),
+            max_tokens: 10,
+        }
+    }
+
+    #[test]
+    fn recordings_say_where_they_came_from_and_keep_no_counts_or_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let hand = Recorded::written_by_hand(dir.path(), Arc::new(Scripted));
+        hand.complete(&request(), deadline).unwrap();
+        let file = dir.path().join(format!("{}.json", prompt_key(&request())));
+        let saved: serde_json::Value =
+            serde_json::from_str(&fs_err::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            saved,
+            serde_json::json!({"recorded": WRITTEN_BY_HAND, "purpose": "test",
+                               "text": "{\"ok\": true}"})
+        );
+        let replayed = Recorded::replay(dir.path())
+            .complete(&request(), deadline)
+            .unwrap();
+        assert_eq!(
+            (replayed.model.as_str(), replayed.usage, replayed.cost_usd),
+            ("recorded", Usage::default(), None)
+        );
+        // A recording with no origin is refused, naming the file and what it lacks.
+        fs_err::write(&file, r#"{"purpose": "test", "text": "{}"}"#).unwrap();
+        let err = Recorded::replay(dir.path())
+            .complete(&request(), deadline)
+            .unwrap_err();
+        assert!(
+            err.message.contains("is not a recording") && err.message.contains("recorded"),
+            "{}",
+            err.message
+        );
     }
 }

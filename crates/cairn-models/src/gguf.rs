@@ -16,6 +16,14 @@
 //! (SmolLM2-135M: ~0.7 GB resident). Nothing depends on `CANDLE_DEQUANTIZE_ALL`: the loader
 //! hands candle a view of the file in which every tensor is already f32.
 //!
+//! ## Constrained generation
+//!
+//! [`GgufModel::generate_constrained`] hands the choice of each token to a [`Constraint`]: it
+//! sees the logits and how many tokens may still be written (the token budget and, once a few
+//! tokens have been timed, the deadline), and names the next token or says the answer is
+//! complete. [`GgufModel::token_texts`] gives each token's text once, for such a constraint to
+//! check tokens against its grammar.
+//!
 //! ## Safety of the prompt
 //!
 //! The template's special tokens are inserted by id; the caller's texts are encoded as plain
@@ -24,7 +32,7 @@ use std::collections::HashMap;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cairn_core::ports::{BackendError, BackendErrorKind};
 use candle_core::quantized::{GgmlDType, gguf_file};
@@ -87,6 +95,20 @@ pub struct Generation {
     pub output_tokens: u64,
     /// Why generation ended.
     pub stop: StopReason,
+    /// Time spent reading the prompt (the first forward pass).
+    pub prompt_time: Duration,
+    /// Time spent writing the answer after the prompt was read.
+    pub answer_time: Duration,
+}
+
+/// Holds generation to a grammar: before each token it sees the model's logits and picks the
+/// next token among the ones its grammar allows (or ends the answer).
+pub trait Constraint {
+    /// The next token, or `None` when the answer is complete. `remaining` is how many tokens
+    /// (this one included) may still be written before the token budget or the deadline ends
+    /// generation: a constraint that must close its grammar does so within it. An error names
+    /// why no token can follow.
+    fn next(&mut self, logits: &[f32], remaining: usize) -> Result<Option<u32>, String>;
 }
 
 /// Why generation ended.
@@ -100,6 +122,8 @@ pub enum StopReason {
     MaxTokens,
     /// The deadline passed.
     Deadline,
+    /// The constraint said the answer is complete.
+    Complete,
 }
 
 /// The architectures this loader runs.
@@ -278,6 +302,50 @@ impl GgufModel {
     /// Greedy (temperature 0) generation; deterministic. Errors when the prompt does not fit in
     /// the context with `max_tokens` to spare.
     pub fn generate(&self, req: &GenerateRequest<'_>) -> Result<Generation, BackendError> {
+        self.run(req, None)
+    }
+
+    /// Generation where `constraint` picks every token (see [`Constraint`]); it ends when the
+    /// constraint says the answer is complete ([`StopReason::Complete`]), or at the budget,
+    /// the deadline or a stop string as [`GgufModel::generate`] does. End-of-sequence tokens
+    /// end it only if the constraint picks one.
+    pub fn generate_constrained(
+        &self,
+        req: &GenerateRequest<'_>,
+        constraint: &mut dyn Constraint,
+    ) -> Result<Generation, BackendError> {
+        self.run(req, Some(constraint))
+    }
+
+    /// The text of every token, by id: `None` for the end-of-sequence and chat-template tokens
+    /// and for tokens that are not whole UTF-8 text on their own (a part of a character).
+    pub fn token_texts(&self) -> Vec<Option<String>> {
+        let size = self.tokenizer.get_vocab_size(true);
+        let special: Vec<u32> = match self.template {
+            ChatTemplate::ChatMl { start, end } => vec![start, end],
+            ChatTemplate::Llama3 {
+                start_header,
+                end_header,
+                eot,
+            } => vec![start_header, end_header, eot],
+        };
+        (0..size)
+            .map(|id| {
+                let id = u32::try_from(id).ok()?;
+                if self.eos.contains(&id) || special.contains(&id) || self.bos == Some(id) {
+                    return None;
+                }
+                let text = self.tokenizer.decode(&[id], false).ok()?;
+                (!text.is_empty() && !text.contains('\u{fffd}')).then_some(text)
+            })
+            .collect()
+    }
+
+    fn run(
+        &self,
+        req: &GenerateRequest<'_>,
+        mut constraint: Option<&mut dyn Constraint>,
+    ) -> Result<Generation, BackendError> {
         let prompt = self.prompt_ids(req)?;
         let prompt_tokens = prompt.len() as u64;
         if prompt.len().saturating_add(req.max_tokens) > self.context {
@@ -293,7 +361,12 @@ impl GgufModel {
                 ),
             ));
         }
-        let finish = |generated: &[u32], stop: StopReason| -> Result<Generation, BackendError> {
+        let began = Instant::now();
+        let mut prompt_time = Duration::ZERO;
+        let finish = |generated: &[u32],
+                      stop: StopReason,
+                      prompt_time: Duration|
+         -> Result<Generation, BackendError> {
             let mut text = self.decode(generated)?;
             if stop == StopReason::Stop
                 && let Some(at) = first_stop(&text, req.stop)
@@ -305,39 +378,57 @@ impl GgufModel {
                 prompt_tokens,
                 output_tokens: generated.len() as u64,
                 stop,
+                prompt_time,
+                answer_time: began.elapsed().saturating_sub(prompt_time),
             })
         };
         let past = |deadline: Option<Instant>| deadline.is_some_and(|d| Instant::now() >= d);
         if past(req.deadline) {
-            return finish(&[], StopReason::Deadline);
+            return finish(&[], StopReason::Deadline, prompt_time);
         }
         if req.max_tokens == 0 {
-            return finish(&[], StopReason::MaxTokens);
+            return finish(&[], StopReason::MaxTokens, prompt_time);
         }
 
         let mut weights = self.weights.lock().unwrap_or_else(PoisonError::into_inner);
         let mut generated: Vec<u32> = Vec::new();
         let mut logits = self.forward(&mut weights, &prompt, 0)?;
+        prompt_time = began.elapsed();
         loop {
-            let next = argmax(&logits).map_err(|e| self.inference_error(e))?;
+            let next = match constraint.as_deref_mut() {
+                Some(c) => {
+                    let remaining = remaining_tokens(
+                        req.max_tokens - generated.len(),
+                        req.deadline,
+                        generated.len(),
+                        began.elapsed().saturating_sub(prompt_time),
+                    );
+                    match c.next(&logits, remaining) {
+                        Ok(Some(next)) => next,
+                        Ok(None) => return finish(&generated, StopReason::Complete, prompt_time),
+                        Err(e) => return Err(self.inference_error(e)),
+                    }
+                }
+                None => argmax(&logits).map_err(|e| self.inference_error(e))?,
+            };
             generated.push(next);
             if self.eos.contains(&next) {
                 generated.pop();
-                let mut done = finish(&generated, StopReason::Eos)?;
+                let mut done = finish(&generated, StopReason::Eos, prompt_time)?;
                 done.output_tokens += 1;
                 return Ok(done);
             }
             if !req.stop.is_empty() {
                 let text = self.decode(&generated)?;
                 if first_stop(&text, req.stop).is_some() {
-                    return finish(&generated, StopReason::Stop);
+                    return finish(&generated, StopReason::Stop, prompt_time);
                 }
             }
             if generated.len() >= req.max_tokens {
-                return finish(&generated, StopReason::MaxTokens);
+                return finish(&generated, StopReason::MaxTokens, prompt_time);
             }
             if past(req.deadline) {
-                return finish(&generated, StopReason::Deadline);
+                return finish(&generated, StopReason::Deadline, prompt_time);
             }
             logits = self.forward(&mut weights, &[next], prompt.len() + generated.len() - 1)?;
         }
@@ -441,6 +532,28 @@ fn first_stop(text: &str, stops: &[&str]) -> Option<usize> {
         .filter(|s| !s.is_empty())
         .filter_map(|s| text.find(s))
         .min()
+}
+
+/// How many tokens may still be written: what the budget leaves, and, once a few tokens have
+/// been timed, what the time to the deadline allows at the pace so far (one token spare).
+fn remaining_tokens(
+    budget_left: usize,
+    deadline: Option<Instant>,
+    written: usize,
+    writing: Duration,
+) -> usize {
+    let Some(deadline) = deadline else {
+        return budget_left;
+    };
+    if written < 3 {
+        return budget_left;
+    }
+    let per_token = writing.as_secs_f64() / written as f64;
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .as_secs_f64();
+    let by_time = (left / per_token.max(1e-6)).floor() as usize;
+    budget_left.min(by_time.saturating_sub(1).max(1))
 }
 
 /// The index of the largest logit (the first one on ties).

@@ -1,6 +1,6 @@
-//! What the distillation test binaries share: the real embedder, a scripted model that
-//! answers in a real provider's shape, recordings of its answers (made once with
-//! `CAIRN_RECORD=1`, replayed otherwise), and a test policy.
+//! What the distillation test binaries share: the real embedder, answers written by hand for
+//! the tests (a scripted model), their recordings (made once with `CAIRN_RECORD=1` and
+//! labelled "written by hand for the tests", replayed otherwise), and a test policy.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -18,8 +18,8 @@ pub fn embedder() -> Arc<dyn Embedder> {
     Arc::new(cairn_models::BertEmbedder::load(&dir).unwrap())
 }
 
-/// A model scripted by `answer`, replying in the Anthropic API's shape: the model's dated
-/// name, prompt tokens at 4 characters each, a fixed answer size and cost.
+/// Answers written by hand for the tests (`answer`); no model runs. The other fields are not
+/// recorded: a recording keeps the answer's text and says it was written by hand.
 pub struct Scripted {
     /// The answer to a request.
     pub answer: fn(&Request) -> String,
@@ -33,7 +33,7 @@ pub struct Scripted {
 
 impl Provider for Scripted {
     fn name(&self) -> &str {
-        "anthropic"
+        "written-by-hand"
     }
     fn model(&self) -> &str {
         self.model
@@ -62,7 +62,7 @@ fn folder(name: &str) -> PathBuf {
 pub fn recorded(folder_name: &str, scripted: Scripted) -> Arc<dyn Provider> {
     let dir = folder(folder_name);
     if std::env::var_os("CAIRN_RECORD").is_some() {
-        Arc::new(Recorded::recording(&dir, Arc::new(scripted)))
+        Arc::new(Recorded::written_by_hand(&dir, Arc::new(scripted)))
     } else {
         Arc::new(Recorded::replay(&dir))
     }
