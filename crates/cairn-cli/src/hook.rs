@@ -702,7 +702,7 @@ mod tests {
                 cairn_text::marks::open(n),
                 cairn_text::marks::close(other)
             ),
-            format!("<cairn-memory>\nx\n</cairn-memory>"),
+            "<cairn-memory>\nx\n</cairn-memory>".to_owned(),
             format!("{}\nx", cairn_text::marks::open(n)),
             format!(
                 "<cairn-memory id=\"{}\">x</cairn-memory id=\"{}\">",

@@ -202,9 +202,12 @@ impl MarkKey {
     }
 }
 
+/// The keys this process loaded, with the file each came from.
+type Loaded = Mutex<Vec<(PathBuf, Arc<MarkKey>)>>;
+
 /// The keys this process loaded, by file.
-fn keys() -> &'static Mutex<Vec<(PathBuf, Arc<MarkKey>)>> {
-    static KEYS: OnceLock<Mutex<Vec<(PathBuf, Arc<MarkKey>)>>> = OnceLock::new();
+fn keys() -> &'static Loaded {
+    static KEYS: OnceLock<Loaded> = OnceLock::new();
     KEYS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
