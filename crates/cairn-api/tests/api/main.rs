@@ -5,6 +5,7 @@
 mod fake_judge;
 mod llm_settings;
 mod profiles;
+mod outside;
 mod review;
 mod trust;
 mod turn_note;
