@@ -20,15 +20,21 @@
 //! notes/projects/<dir>/<path>.md     path, title, versions, updated), then its content
 //! ```
 //!
-//! An export is written into a hidden temporary folder next to the target and renamed into
-//! place when whole; a non-empty target is refused. The store holds text scrubbed of secrets
-//! already (capture and notes scrub before anything is written), so nothing is scrubbed again.
+//! An export is written into a hidden temporary folder with a random name next to the target
+//! and renamed into place when whole; a non-empty target, or a target that is a link, is
+//! refused. It is private: its folders are 0700 and its files 0600 (on Unix), each created
+//! exclusively and never through a link ([`cairn_text::fsx`]). The store holds text scrubbed
+//! of secrets already (capture and notes scrub before anything is written), so nothing is
+//! scrubbed again.
 //!
 //! An import checks everything first — the manifest, every file's sha256 and every line and
 //! front matter — and refuses the whole import, naming the file and line, when anything is
 //! malformed; only then does it store (ids kept; what is stored already is skipped as a
-//! duplicate, or kept and reported as a conflict when it differs). Records go into the
-//! logs and then the keyword and vector indexes as captured ones do; notes get their files.
+//! duplicate, or kept and reported as a conflict when it differs). Every file it reads must
+//! be a regular file inside the export (links, FIFOs and devices are refused, never followed
+//! or opened for reading), at most [`MAX_IMPORT_FILE`] bytes (the manifest at most
+//! [`MAX_MANIFEST`]), and no larger than the manifest says. Records go into the logs and
+//! then the keyword and vector indexes as captured ones do; notes get their files.
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -61,6 +67,14 @@ const NOTE_VERSIONS: &str = "note-versions.jsonl";
 const BATCH: usize = 500;
 /// Conflicts named in a report.
 const MAX_NAMED: usize = 100;
+/// The largest file an import reads (a records file of a very large export is far smaller).
+pub const MAX_IMPORT_FILE: u64 = 1 << 30;
+/// The largest manifest an import reads.
+pub const MAX_MANIFEST: u64 = 64 << 20;
+/// The mode of an export's folders (Unix).
+const DIR_MODE: u32 = 0o700;
+/// The mode of an export's files (Unix).
+const FILE_MODE: u32 = 0o600;
 
 /// One file of an export, as the manifest lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +100,16 @@ struct Manifest {
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> ApiError {
     ApiError::internal(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// A refusal from [`cairn_text::fsx`] (a link, not a plain file) is the request's fault;
+/// anything else is the machine's.
+fn fs_err(e: cairn_text::fsx::FsError) -> ApiError {
+    if e.is_refusal() {
+        ApiError::bad_request(e.to_string())
+    } else {
+        ApiError::internal(e.to_string())
+    }
 }
 
 /// Removes an unfinished export (a failure is logged: the export failed already).
@@ -186,7 +210,8 @@ fn parse_front_matter(
     ))
 }
 
-/// Writes files into one folder and remembers each one's sha256 and size.
+/// Writes files into one new folder of its own (0700) and remembers each one's sha256 and
+/// size. Every folder and file in it is new: created exclusively, never through a link.
 struct Writer {
     root: PathBuf,
     files: BTreeMap<String, FileEntry>,
@@ -197,14 +222,21 @@ impl Writer {
     fn create_parent(&self, rel: &str) -> Result<PathBuf> {
         let path = self.root.join(rel);
         if let Some(parent) = path.parent() {
-            fs_err::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
+            cairn_text::fsx::create_dirs(parent, &self.root, DIR_MODE).map_err(fs_err)?;
         }
         Ok(path)
     }
 
-    fn whole(&mut self, rel: &str, content: &[u8]) -> Result<()> {
+    /// A new file (0600) at `rel`.
+    fn create(&self, rel: &str) -> Result<fs_err::File> {
         let path = self.create_parent(rel)?;
-        fs_err::write(&path, content).map_err(|e| io_err("write", &path, e))?;
+        cairn_text::fsx::create_new(&path, FILE_MODE).map_err(fs_err)
+    }
+
+    fn whole(&mut self, rel: &str, content: &[u8]) -> Result<()> {
+        let mut f = self.create(rel)?;
+        f.write_all(content)
+            .map_err(|e| io_err("write", &self.root.join(rel), e))?;
         self.files.insert(
             rel.to_owned(),
             FileEntry {
@@ -217,8 +249,7 @@ impl Writer {
 
     fn line<T: Serialize>(&mut self, rel: &str, row: &T) -> Result<()> {
         if !self.open.contains_key(rel) {
-            let path = self.create_parent(rel)?;
-            let f = fs_err::File::create(&path).map_err(|e| io_err("create", &path, e))?;
+            let f = self.create(rel)?;
             self.open.insert(rel.to_owned(), std::io::BufWriter::new(f));
         }
         let mut text = serde_json::to_string(row).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -236,7 +267,8 @@ impl Writer {
             let path = self.root.join(&rel);
             w.flush().map_err(|e| io_err("write", &path, e))?;
             drop(w);
-            let bytes = fs_err::read(&path).map_err(|e| io_err("read", &path, e))?;
+            let bytes =
+                cairn_text::fsx::read_regular(&path, &self.root, u64::MAX).map_err(fs_err)?;
             self.files.insert(
                 rel,
                 FileEntry {
@@ -329,12 +361,14 @@ fn jsonl<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<Vec<T
 fn read_export(dir: &Path) -> Result<Parsed> {
     let refuse = |m: String| ApiError::bad_request(format!("{m}; nothing was imported"));
     let mpath = dir.join(MANIFEST);
-    let text = fs_err::read_to_string(&mpath).map_err(|e| {
+    let bytes = cairn_text::fsx::read_regular(&mpath, dir, MAX_MANIFEST).map_err(|e| {
         refuse(format!(
             "{} is not a Cairn export: cannot read its {MANIFEST} ({e})",
             dir.display()
         ))
     })?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| refuse(format!("{MANIFEST}: not UTF-8 text")))?;
     let manifest: Manifest =
         serde_json::from_str(&text).map_err(|e| refuse(format!("{MANIFEST} is malformed: {e}")))?;
     if manifest.format != FORMAT {
@@ -361,9 +395,26 @@ fn read_export(dir: &Path) -> Result<Parsed> {
                 "{MANIFEST} lists a file outside the export: {rel:?}"
             )));
         }
+        if entry.bytes > MAX_IMPORT_FILE {
+            return Err(refuse(format!(
+                "{rel}: the manifest says it is {} bytes; Cairn imports files up to {MAX_IMPORT_FILE} bytes",
+                entry.bytes
+            )));
+        }
         let path = dir.join(rel);
-        let bytes =
-            fs_err::read(&path).map_err(|e| refuse(format!("{rel}: cannot read it ({e})")))?;
+        // Never more than the manifest says (and the limit): a larger file is refused
+        // without being read whole.
+        let bytes = cairn_text::fsx::read_regular(&path, dir, entry.bytes).map_err(|e| {
+            refuse(match e.kind() {
+                cairn_text::fsx::FsErrorKind::TooLarge { .. } => format!(
+                    "{rel}: it is larger than the {} bytes the manifest says (the file was changed or damaged)",
+                    entry.bytes
+                ),
+                _ if e.path() == path && e.is_refusal() => format!("{rel}: it {}", e.reason()),
+                _ if e.path() == path => format!("{rel}: {}", e.reason()),
+                _ => format!("{rel}: {e}"),
+            })
+        })?;
         if sha_hex(&bytes) != entry.sha256 || bytes.len() as u64 != entry.bytes {
             return Err(refuse(format!(
                 "{rel}: its sha256 does not match the manifest (the file was changed or damaged)"
@@ -469,6 +520,13 @@ impl Service {
     async fn export_inner(&self, req: ExportReq) -> Result<ExportReport> {
         let started = Instant::now();
         let dir = absolute(&req.dir)?;
+        // The folder named may not be a link: the export would land elsewhere.
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ApiError::bad_request(format!(
+                "{} is a symbolic link; export into a plain folder (Cairn does not write through links)",
+                dir.display()
+            )));
+        }
         if let Ok(mut entries) = fs_err::read_dir(&dir) {
             if entries.next().is_some() {
                 return Err(ApiError::new(
@@ -497,17 +555,20 @@ impl Service {
         let parent = dir.parent().ok_or_else(|| {
             ApiError::bad_request(format!("{} has no parent folder", dir.display()))
         })?;
-        fs_err::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
+        // The folder the export is named in is the user's choice, links above it included.
+        if !parent.is_dir() {
+            fs_err::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
+        }
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "export".into());
         let tmp = parent.join(format!(
             ".{name}.cairn-export-{}",
-            &sha_hex(
-                format!("{:?}{}", std::time::SystemTime::now(), std::process::id()).as_bytes()
-            )[..10]
+            cairn_text::fsx::random_hex()
         ));
+        // New, private, and never a planted link: creating it fails if the name exists.
+        cairn_text::fsx::create_dir_new(&tmp, DIR_MODE).map_err(fs_err)?;
         let mut w = Writer {
             root: tmp.clone(),
             files: BTreeMap::new(),
@@ -522,7 +583,15 @@ impl Service {
                 return Err(e);
             }
         };
-        // An empty target folder gives way to the finished export.
+        // An empty target folder gives way to the finished export (a link put there since
+        // is refused, and a rename would replace it, never write through it).
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            discard(&tmp);
+            return Err(ApiError::bad_request(format!(
+                "{} is a symbolic link; export into a plain folder (Cairn does not write through links)",
+                dir.display()
+            )));
+        }
         if dir.exists()
             && let Err(e) = fs_err::remove_dir(&dir)
         {
@@ -544,7 +613,6 @@ impl Service {
         dir: &Path,
     ) -> Result<ExportReport> {
         let store = self.store();
-        fs_err::create_dir_all(&w.root).map_err(|e| io_err("create", &w.root, e))?;
         let mut report = ExportReport {
             dir: dir.display().to_string(),
             ..Default::default()
@@ -672,7 +740,10 @@ impl Service {
         let text =
             serde_json::to_vec_pretty(&manifest).map_err(|e| ApiError::internal(e.to_string()))?;
         let mpath = w.root.join(MANIFEST);
-        fs_err::write(&mpath, &text).map_err(|e| io_err("write", &mpath, e))?;
+        let mut f = w.create(MANIFEST)?;
+        f.write_all(&text)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| io_err("write", &mpath, e))?;
         report.files = w.files.len() as u64 + 1;
         report.bytes = w.files.values().map(|f| f.bytes).sum::<u64>() + text.len() as u64;
         Ok(report)

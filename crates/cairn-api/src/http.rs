@@ -11,6 +11,11 @@
 //! `{code, message}` body. The health check also tells who answers: the run's instance id
 //! (written to `service.json`) and, given a `challenge`, a proof that the answering process
 //! knows the token ([`health_proof`]), so a client never hands the token to an impostor.
+//!
+//! Every response carries [`CONTENT_SECURITY_POLICY`] (the UI's scripts, styles and calls
+//! only from this service, never framed), `X-Frame-Options: DENY`,
+//! `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer` (the UI's address
+//! carries the token in its fragment).
 use std::path::PathBuf;
 
 use axum::Json;
@@ -47,6 +52,29 @@ pub fn fresh_instance_id() -> Result<String, ApiError> {
     getrandom::fill(&mut buf)
         .map_err(|e| ApiError::internal(format!("no randomness for the instance id: {e}")))?;
     Ok(hex::encode(buf))
+}
+
+/// The `Content-Security-Policy` of every response. The built UI is one module script and
+/// one stylesheet from this service, and sets styles only through the CSS object model
+/// (Svelte's `style:` directives), so neither inline scripts nor inline styles are allowed.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; \
+     base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Adds the security headers to a response (those a route set itself are kept).
+async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ] {
+        if !headers.contains_key(&name) {
+            headers.insert(name, header::HeaderValue::from_static(value));
+        }
+    }
+    response
 }
 
 /// The longest `challenge` the health check answers.
@@ -239,8 +267,10 @@ pub async fn serve(
         }
         None => api.fallback(get(no_ui)),
     };
-    // Last, so it wraps every route and the UI fallback.
-    let app = app.layer(axum::middleware::from_fn_with_state(port, guard));
+    // Last, so they wrap every route, the UI fallback and the guard's refusals.
+    let app = app
+        .layer(axum::middleware::from_fn_with_state(port, guard))
+        .layer(axum::middleware::map_response(security_headers));
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             while !*shutdown.borrow() {

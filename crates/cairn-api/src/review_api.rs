@@ -13,7 +13,9 @@
 //!   the pair comes here, the user's or the agent's suggested to stay.
 //! - **Stale**: items citing a file or a code symbol that is no longer in the project's
 //!   working tree — found from the item's source requests' working folder (up to its
-//!   repository root); a project whose folder is not on this machine is not judged.
+//!   repository root); a project whose folder is not on this machine is not judged. Only
+//!   the tree is ever looked at: a cited path with `..` or outside the root, or one through
+//!   a link, is neither present nor missing, just left out.
 //! - **Junk**: items or notes with almost nothing in them, Cairn's own words (a turn note or
 //!   its skills section read back), and items that only restate an instruction the project's
 //!   instruction files (`CLAUDE.md`, `AGENTS.md`, …) already give every agent.
@@ -256,8 +258,6 @@ fn better<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
     if rank(b) > rank(a) { (b, a) } else { (a, b) }
 }
 
-/// The newer of two items first (newer information usually replaces older).
-fn newer<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
 /// Of two items that disagree, the one to suggest keeping first: the one the user or the
 /// agent stated over one stated only by outside text (or never checked), else the newer.
 fn believed<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
@@ -283,6 +283,8 @@ fn outside_note(keep: &Item, other: &Item) -> &'static str {
     }
 }
 
+/// The newer of two items first (newer information usually replaces older).
+fn newer<'a>(a: &'a Item, b: &'a Item) -> (&'a Item, &'a Item) {
     if b.said_at > a.said_at {
         (b, a)
     } else {
@@ -525,6 +527,8 @@ pub(crate) fn citations(text: &str) -> Citations {
 /// A project's working tree as this machine has it: its files (relative, `/`-separated).
 struct Tree {
     root: PathBuf,
+    /// The root with every link resolved, when it exists: what is inside the tree.
+    canonical: Option<PathBuf>,
     files: Vec<String>,
     /// False when the walk stopped at [`MAX_TREE_FILES`]: nothing is judged missing then.
     complete: bool,
@@ -575,6 +579,7 @@ fn walk(root: &Path) -> Tree {
                 if files.len() >= MAX_TREE_FILES {
                     return Tree {
                         root: root.to_path_buf(),
+                        canonical: root.canonicalize().ok(),
                         files,
                         complete: false,
                     };
@@ -584,28 +589,84 @@ fn walk(root: &Path) -> Tree {
     }
     Tree {
         root: root.to_path_buf(),
+        canonical: root.canonicalize().ok(),
         files,
         complete: true,
     }
 }
 
+/// What a working tree says of a cited file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    Present,
+    Absent,
+    /// Not looked up: the path leaves the tree (`..`, absolute) or goes through a link.
+    Ignored,
+}
+
+/// Looks `cited` up below `base` one component at a time without following links: a link
+/// on the way (wherever it points) makes it [`Presence::Ignored`], so nothing outside the
+/// tree is ever looked at.
+fn probe(base: &Path, cited: &Path) -> Presence {
+    let mut cur = base.to_path_buf();
+    let count = cited.components().count();
+    for (n, comp) in cited.components().enumerate() {
+        cur.push(comp);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => return Presence::Ignored,
+            Ok(m) if n + 1 == count => {
+                return if m.is_file() {
+                    Presence::Present
+                } else {
+                    Presence::Absent
+                };
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) | Err(_) => return Presence::Absent,
+        }
+    }
+    Presence::Absent
+}
+
 impl Tree {
-    /// Whether the tree holds this file (the citation may be relative to a sub-folder).
     /// Whether the tree holds this file: at the root or the working folder `cwd` as
     /// written, or anywhere below (the citation may be relative to a sub-folder). A path
-    /// through a hidden or build folder (never walked) is only looked up as written.
-    fn has_file(&self, cited: &str, cwd: &Path) -> bool {
-        let there = |base: &Path| {
-            std::fs::symlink_metadata(base.join(cited)).is_ok_and(|m| m.is_file() || m.is_symlink())
+    /// through a hidden or build folder (never walked) is only looked up as written. A
+    /// citation that is not a plain relative path (`..`, absolute), a working folder outside
+    /// the tree, and a path through a link are never looked up: [`Presence::Ignored`].
+    fn has_file(&self, cited: &str, cwd: &Path) -> Presence {
+        let rel = Path::new(cited);
+        if cited.is_empty()
+            || cited.contains('\\')
+            || !rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Presence::Ignored;
+        }
+        let Some(canonical) = &self.canonical else {
+            return Presence::Ignored;
         };
-        if there(&self.root) || there(cwd) {
-            return true;
+        let mut found = probe(canonical, rel);
+        if found == Presence::Absent
+            && let Ok(cwd) = cwd.canonicalize()
+            && cwd.starts_with(canonical)
+            && cwd != *canonical
+        {
+            found = probe(&cwd, rel);
+        }
+        if found != Presence::Absent {
+            return found;
         }
         if cited.split('/').any(skip_dir) {
-            return false;
+            return Presence::Absent;
         }
         let tail = format!("/{cited}");
-        self.files.iter().any(|f| f == cited || f.ends_with(&tail))
+        if self.files.iter().any(|f| f == cited || f.ends_with(&tail)) {
+            Presence::Present
+        } else {
+            Presence::Absent
+        }
     }
 
     /// Which of `symbols` appear in none of the tree's code files.
@@ -626,17 +687,12 @@ impl Tree {
             if !is_code_ext(f.rsplit('/').next().unwrap_or(f)) {
                 continue;
             }
+            // Never through a link, never a FIFO or a device.
             let path = self.root.join(f);
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            let Ok(bytes) = cairn_text::fsx::read_regular(&path, &self.root, MAX_FILE_BYTES) else {
                 continue;
             };
-            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-                continue;
-            }
-            let Ok(bytes) = fs_err::read(&path) else {
-                continue;
-            };
-            read += meta.len();
+            read += bytes.len() as u64;
             for m in ac.find_overlapping_iter(&bytes) {
                 missing.remove(pats[m.pattern().as_usize()].as_str());
             }
@@ -662,13 +718,10 @@ impl Tree {
         let mut out = Vec::new();
         for name in names {
             let path = self.root.join(&name);
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            let Ok(bytes) = cairn_text::fsx::read_regular(&path, &self.root, MAX_FILE_BYTES) else {
                 continue;
             };
-            if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-                continue;
-            }
-            let Ok(text) = fs_err::read_to_string(&path) else {
+            let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };
             let mut inside = false;
@@ -899,19 +952,27 @@ impl Service {
                     }
                     continue;
                 }
-                let gone_files: Vec<String> = cited
+                let presence: Vec<(String, Presence)> = cited
                     .files
                     .iter()
-                    .filter(|f| !tree.has_file(f, &cwd))
-                    .cloned()
+                    .map(|f| (f.clone(), tree.has_file(f, &cwd)))
                     .collect();
+                let gone_files: Vec<String> = presence
+                    .iter()
+                    .filter(|(_, p)| *p == Presence::Absent)
+                    .map(|(f, _)| f.clone())
+                    .collect();
+                let ignored = presence
+                    .iter()
+                    .filter(|(_, p)| *p == Presence::Ignored)
+                    .count();
                 let gone_symbols: Vec<String> = cited
                     .symbols
                     .iter()
                     .filter(|s| missing_symbols.contains(*s))
                     .cloned()
                     .collect();
-                let cites = cited.files.len() + cited.symbols.len();
+                let cites = cited.files.len() - ignored + cited.symbols.len();
                 let gone = gone_files.len() + gone_symbols.len();
                 if gone == 0 {
                     continue;
@@ -1325,6 +1386,8 @@ impl Service {
                                 format!("{}\n\n{}", merged.body.trim_end(), o.body.trim());
                         }
                         merged.importance = merged.importance.max(o.importance);
+                        merged.provenance =
+                            cairn_core::Provenance::combine(merged.provenance, o.provenance);
                         merged.said_at = merged.said_at.max(o.said_at);
                         merged.happened_at = match (merged.happened_at, o.happened_at) {
                             (Some(a), Some(b)) => Some(a.min(b)),
@@ -1386,8 +1449,6 @@ impl Service {
                 for o in &gone {
                     self.store()
                         .put_relation(&Relation {
-                        merged.provenance =
-                            cairn_core::Provenance::combine(merged.provenance, o.provenance);
                             from: k.id.clone(),
                             to: o.id.clone(),
                             kind: RelationKind::Supersedes,
@@ -1605,6 +1666,7 @@ mod tests {
             ended_at: None,
             superseded_by: None,
             archived: false,
+            provenance: None,
         }
     }
 
@@ -1666,7 +1728,6 @@ mod tests {
         assert_eq!((c, ids), ("duplicate", vec!["i_a", "i_b"]));
         for bad in [
             "",
-            provenance: None,
             "duplicate:i_a",
             "stale:i_a+i_b",
             "weird:i_a",

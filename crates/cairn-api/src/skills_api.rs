@@ -12,8 +12,10 @@
 //! - Only what the user or the agent stated goes in: a procedure or pitfall stated only by
 //!   outside text (tool output, files read, fetched pages), or distilled before Cairn
 //!   checked that, is kept out and listed in the preview's `withheld`.
-//! - Writes are atomic (a temporary file renamed over the target); links are never followed
-//!   and a file over [`MAX_FILE`] bytes is refused.
+//! - Writes are atomic ([`cairn_text::fsx::write_atomic`]: a temporary file with a random
+//!   name, created exclusively, renamed over the target); a link at the file or at a folder
+//!   below the project's folder is refused, never followed, and a file over [`MAX_FILE`]
+//!   bytes is refused.
 use std::path::{Path, PathBuf};
 
 use cairn_core::api::{ItemView, ItemsReq, SkillEntry, SkillsPreview, SkillsReq};
@@ -51,8 +53,6 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The section for these items (procedures first), or `""` when there are none.
-pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
 fn entry(i: &ItemView) -> SkillEntry {
     SkillEntry {
         id: i.id.clone(),
@@ -61,6 +61,8 @@ fn entry(i: &ItemView) -> SkillEntry {
     }
 }
 
+/// The section for these items (procedures first), or `""` when there are none.
+pub(crate) fn section(project: &str, items: &[ItemView]) -> String {
     if items.is_empty() {
         return String::new();
     }
@@ -215,9 +217,19 @@ fn target(dir: &str, rel: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A refusal from [`cairn_text::fsx`] is the request's fault (a link, not a plain file);
+/// anything else is the machine's.
+fn fs_err(e: cairn_text::fsx::FsError) -> ApiError {
+    if e.is_refusal() {
+        ApiError::bad_request(e.to_string())
+    } else {
+        ApiError::internal(e.to_string())
+    }
+}
+
 /// The file's text (`None` when it does not exist), refusing what is not a text file Cairn
-/// should edit.
-fn read(path: &Path) -> Result<Option<String>> {
+/// should edit. `dir` is the project's folder.
+fn read(dir: &Path, path: &Path) -> Result<Option<String>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ApiError::internal(format!(
@@ -234,8 +246,7 @@ fn read(path: &Path) -> Result<Option<String>> {
             m.len()
         ))),
         Ok(_) => {
-            let bytes = fs_err::read(path)
-                .map_err(|e| ApiError::internal(format!("cannot read {}: {e}", path.display())))?;
+            let bytes = cairn_text::fsx::read_regular(path, dir, MAX_FILE).map_err(fs_err)?;
             String::from_utf8(bytes)
                 .map(Some)
                 .map_err(|_| ApiError::bad_request(format!("{} is not UTF-8 text", path.display())))
@@ -243,24 +254,13 @@ fn read(path: &Path) -> Result<Option<String>> {
     }
 }
 
-/// Writes `text` to `path` atomically (a new file beside it, renamed over it).
-fn write(path: &Path, text: &str) -> Result<()> {
-    let io =
-        |e: std::io::Error| ApiError::internal(format!("cannot write {}: {e}", path.display()));
-    if let Some(parent) = path.parent() {
-        fs_err::create_dir_all(parent).map_err(io)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.cairn-tmp"));
-    fs_err::write(&tmp, text.as_bytes()).map_err(io)?;
-    if let Ok(m) = std::fs::metadata(path) {
-        // Keep the file's permissions.
-        drop(std::fs::set_permissions(&tmp, m.permissions()));
-    }
-    fs_err::rename(&tmp, path).map_err(io)
+/// Writes `text` to `path` atomically through [`cairn_text::fsx::write_atomic`]: a new file
+/// with a random name beside it, never through a link, its mode set on the open file (the
+/// replaced file's), renamed over it. `dir` is the project's folder: nothing below it may be
+/// a link.
+fn write(dir: &Path, path: &Path, text: &str) -> Result<()> {
+    let options = cairn_text::fsx::WriteOptions::new(dir).create_dirs(0o777);
+    cairn_text::fsx::write_atomic(path, text.as_bytes(), &options).map_err(fs_err)
 }
 
 impl Service {
@@ -307,7 +307,7 @@ impl Service {
         let path = target(&req.dir, rel)?;
         let (items, withheld) = self.skill_items(&req.project).await?;
         let section = section(&req.project, &items);
-        let existing = read(&path)?;
+        let existing = read(Path::new(&req.dir), &path)?;
         let current = match &existing {
             Some(text) => find(text)?.map(|r| text[r].replace("\r\n", "\n")),
             None => None,
@@ -358,7 +358,7 @@ impl Service {
             (None, _) if wanted.is_empty() => "absent",
             (Some(text), true) if *text == cursor_rule(&wanted) => "unchanged",
             (_, true) => {
-                write(&path, &cursor_rule(&wanted))?;
+                write(Path::new(&req.dir), &path, &cursor_rule(&wanted))?;
                 if existing.is_some() {
                     "updated"
                 } else {
@@ -366,7 +366,7 @@ impl Service {
                 }
             }
             (None, false) => {
-                write(&path, &wanted)?;
+                write(Path::new(&req.dir), &path, &wanted)?;
                 "created"
             }
             (Some(text), false) => {
@@ -385,7 +385,7 @@ impl Service {
                     })?;
                     "removed"
                 } else {
-                    write(&path, &new)?;
+                    write(Path::new(&req.dir), &path, &new)?;
                     match (had, wanted.is_empty()) {
                         (_, true) => "removed",
                         (true, false) => "updated",

@@ -3,9 +3,10 @@
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
 mod fake_judge;
+mod files;
 mod llm_settings;
-mod profiles;
 mod outside;
+mod profiles;
 mod review;
 mod trust;
 mod turn_note;
