@@ -57,7 +57,8 @@ pub fn item_view(i: &Item) -> ItemView {
 /// Whose text states an item: `user`, `agent`, `outside`, or `unchecked` (distilled before
 /// Cairn recorded it).
 pub fn provenance_name(i: &Item) -> &'static str {
-    i.provenance.map_or("unchecked", cairn_core::Provenance::as_str)
+    i.provenance
+        .map_or("unchecked", cairn_core::Provenance::as_str)
 }
 
 /// The mark an item stated only by outside text (or never checked) carries where agents

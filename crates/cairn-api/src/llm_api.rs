@@ -153,6 +153,13 @@ impl Service {
             calls: s.daily_calls,
             usd: s.daily_usd,
         };
+        let local_speed = match s.provider.as_str() {
+            "local" => cairn_llm::stored_speed(store, "local")
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .map(|speed| speed.line()),
+            _ => None,
+        };
         Ok(LlmStatus {
             provider: s.provider.clone(),
             model: s.model.clone(),
@@ -166,6 +173,7 @@ impl Service {
             recent,
             judge: s.judge,
             judge_ms: s.judge_ms,
+            local_speed,
         })
     }
 

@@ -146,6 +146,9 @@ pub async fn usage(
             }
         )?;
     }
+    if let Some(speed) = &s.local_speed {
+        writeln!(out, "Pace:     {speed}")?;
+    }
     let t = &s.today;
     writeln!(
         out,

@@ -20,8 +20,8 @@ mod hook;
 mod llm;
 mod memory_tool;
 mod note_eval;
-mod replay_cli;
 mod real_eval;
+mod replay_cli;
 mod review_cli;
 mod turn_cli;
 

@@ -368,9 +368,17 @@ async fn measure(
             trusted_history_folders: vec![project.clone()],
             batch: Default::default(),
         };
-        cairn_capture::pass::run(&store, &opts, &|_| {})
+        let report = cairn_capture::pass::run(&store, &opts, &|_| {})
             .await
             .with_context(|| format!("capturing {repo}"))?;
+        let added: u64 = report.frameworks.iter().map(|f| f.added).sum();
+        if added == 0 {
+            bar.println(format!(
+                "{repo}: capture stored nothing ({} warnings: {})",
+                report.warnings.len(),
+                report.warnings.join("; ")
+            ));
+        }
         let (text, vectors) = index_store(&store, tmp.path(), models).await?;
         let records = all_records(&store).await?;
         records_total += records.len();

@@ -229,6 +229,23 @@ impl Distiller {
         self.windows(Some(now)).await
     }
 
+    /// The most request text in one window: [`Settle::max_window_chars`], or less when the
+    /// provider's context and measured pace call for smaller windows (a local model: it is
+    /// measured first if it never was).
+    pub async fn window_chars(&self) -> Result<usize, DistillError> {
+        let template = Request {
+            purpose: "consolidate".into(),
+            system: prompt::CONSOLIDATE_SYSTEM.into(),
+            prompt: prompt::window_prompt(&[]),
+            schema: prompt::consolidate_schema(),
+            max_tokens: 4_000,
+        };
+        let fitted = self.llm.window_chars(&template).await?;
+        Ok(fitted.map_or(self.settle.max_window_chars, |c| {
+            c.min(self.settle.max_window_chars)
+        }))
+    }
+
     /// Every window of requests not yet distilled, oldest first: only the settled ones at
     /// `now`, or all of them when `now` is `None` (a rebuild).
     pub(crate) async fn windows(
@@ -238,6 +255,7 @@ impl Distiller {
         let quiet = chrono::Duration::from_std(self.settle.quiet).unwrap_or(chrono::Duration::MAX);
         let max_age =
             chrono::Duration::from_std(self.settle.max_age).unwrap_or(chrono::Duration::MAX);
+        let max_chars = self.window_chars().await?;
         let mut out = Vec::new();
         for s in self.store.pending_sessions().await? {
             if let Some(now) = now
@@ -254,7 +272,7 @@ impl Distiller {
             let mut chars = 0usize;
             for r in records {
                 let size = r.record.text.chars().count().min(prompt::PER_RECORD_CHARS);
-                if !window.is_empty() && chars + size > self.settle.max_window_chars {
+                if !window.is_empty() && chars + size > max_chars {
                     out.push(Window {
                         framework: s.framework.clone(),
                         session_id: s.session_id.clone(),

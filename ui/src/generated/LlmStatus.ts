@@ -52,4 +52,9 @@ judge: boolean,
 /**
  * `llm.judge_ms`: how long the judge may take before its answer is dropped.
  */
-judge_ms: number, };
+judge_ms: number, 
+/**
+ * For `local`: the model's pace on this machine as last measured (one line; it sizes
+ * each call's deadline and distillation's windows), `None` before its first call.
+ */
+local_speed: string | null, };

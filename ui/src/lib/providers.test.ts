@@ -28,6 +28,7 @@ const STATUS: LlmStatus = {
   recent: [],
   judge: false,
   judge_ms: 800,
+  local_speed: null,
 };
 
 function form(over: Partial<ProviderForm>): ProviderForm {

@@ -9,16 +9,34 @@ use serde_json::{Value, json};
 pub fn fake_judge(
     delay: std::time::Duration,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let (base, count, _prompts) = recording_judge(delay);
+    (base, count)
+}
+
+/// The texts the judge endpoint received, one per request (system and user messages joined).
+pub type Prompts = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// [`fake_judge`] that also keeps every prompt it was sent.
+pub fn recording_judge(
+    delay: std::time::Duration,
+) -> (
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    Prompts,
+) {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::atomic::Ordering;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let prompts = Prompts::default();
     let seen = count.clone();
+    let kept = prompts.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let seen = seen.clone();
+            let kept = kept.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut len = 0usize;
@@ -46,6 +64,7 @@ pub fn fake_judge(
                     .filter_map(|m| m["content"].as_str())
                     .collect::<Vec<_>>()
                     .join("\n");
+                kept.lock().unwrap().push(prompt.clone());
                 let judgments: Vec<Value> = prompt
                     .split("<record n=\"")
                     .skip(1)
@@ -76,5 +95,5 @@ pub fn fake_judge(
             });
         }
     });
-    (base, count)
+    (base, count, prompts)
 }

@@ -506,3 +506,45 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
         "the turn waited for the late judge: {took:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judge_never_sees_a_secret_of_the_live_prompt() {
+    use std::sync::atomic::Ordering;
+    let home = tempfile::tempdir().unwrap();
+    let handle = start(home.path()).await;
+    let service = handle.service().clone();
+    seed(&service).await;
+    // Built from parts so no whole token sits in the source.
+    let token = format!("ghp_{}", "k3Tq9ZLm2VxB7cRw4YpN8sHd6FjG1aUe5Oio");
+    let password = "Qz8vLm2Rt5Wx";
+    let (base, calls, prompts) = crate::fake_judge::recording_judge(std::time::Duration::ZERO);
+    use_judge(&service, &base, true, 5_000).await;
+    let ask = json!({
+        "framework": "claude-code",
+        "project": "github.com/acme/billing",
+        "session_id": "s-now",
+        "prompt": format!(
+            "which port does the staging postgres database listen on? I have \
+             DATABASE_URL=postgres://app:{password}@db:6543/billing and GITHUB_TOKEN={token}"
+        ),
+        "at": "2026-03-21T09:00:00Z",
+    });
+    let note = service.dispatch("turn_note", ask).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "{note}");
+    let sent = prompts.lock().unwrap().join("\n");
+    // The message itself did reach the judge, with its secrets redacted.
+    assert!(
+        sent.contains("staging postgres database listen on"),
+        "{sent}"
+    );
+    assert!(sent.contains("[REDACTED:github-token]"), "{sent}");
+    assert!(
+        sent.contains("[REDACTED:connection-string-password]"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains(&token[4..]) && !sent.contains(password),
+        "{sent}"
+    );
+    handle.shutdown().await;
+}

@@ -109,6 +109,10 @@ pub struct LlmStatus {
     /// `llm.judge_ms`: how long the judge may take before its answer is dropped.
     #[ts(type = "number")]
     pub judge_ms: u64,
+    /// For `local`: the model's pace on this machine as last measured (one line; it sizes
+    /// each call's deadline and distillation's windows), `None` before its first call.
+    #[serde(default)]
+    pub local_speed: Option<String>,
 }
 
 /// Send one tiny request to a provider: one attempt, no retries, at most 100 seconds (less
