@@ -351,17 +351,7 @@ pub async fn locomo(
         )
     };
     let corrections = audit_corrections(audit)?;
-    let setups: Vec<Setup> = setups
-        .into_iter()
-        .filter(|s| {
-            let ok = (s.mode == SearchMode::Bm25 || models.embedder.is_some())
-                && (!s.rerank || models.reranker.is_some());
-            if !ok {
-                eprintln!("skipping {}: its model is not available", s.name);
-            }
-            ok
-        })
-        .collect();
+    let setups = runnable(setups, models);
     let order: Vec<String> = setups.iter().map(|s| s.name.clone()).collect();
     // (setup, k, category, evidence kind) → tally
     let mut tallies: BTreeMap<(String, usize, String, String), Tally> = BTreeMap::new();
@@ -565,18 +555,45 @@ pub async fn run_locomo(
     json: bool,
     tunings: &[String],
 ) -> anyhow::Result<()> {
-    let setups = if tunings.is_empty() {
-        default_setups()
-    } else {
-        tunings
-            .iter()
-            .map(|t| parse_setup(t))
-            .collect::<anyhow::Result<Vec<_>>>()?
-    };
+    let setups = setups_from(tunings, default_setups)?;
+    let models = eval_models(paths, settings).await;
+    locomo(file, audit, json, &models, setups).await.map(|_| ())
+}
+
+/// The setups of `--tuning` flags, or `default` when there are none.
+pub(crate) fn setups_from(
+    tunings: &[String],
+    default: fn() -> Vec<Setup>,
+) -> anyhow::Result<Vec<Setup>> {
+    if tunings.is_empty() {
+        return Ok(default());
+    }
+    tunings.iter().map(|t| parse_setup(t)).collect()
+}
+
+/// The models the settings name, with a note on standard error for each one missing.
+pub(crate) async fn eval_models(
+    paths: &cairn_config::Paths,
+    settings: &cairn_config::Settings,
+) -> Models {
     let (embedder, reranker, warnings) = cairn_api::models_for_eval(paths, settings).await;
     for w in &warnings {
         eprintln!("note: {w}");
     }
-    let models = Models { embedder, reranker };
-    locomo(file, audit, json, &models, setups).await.map(|_| ())
+    Models { embedder, reranker }
+}
+
+/// The setups whose models are available (each one left out is said on standard error).
+pub(crate) fn runnable(setups: Vec<Setup>, models: &Models) -> Vec<Setup> {
+    setups
+        .into_iter()
+        .filter(|s| {
+            let ok = (s.mode == SearchMode::Bm25 || models.embedder.is_some())
+                && (!s.rerank || models.reranker.is_some());
+            if !ok {
+                eprintln!("skipping {}: its model is not available", s.name);
+            }
+            ok
+        })
+        .collect()
 }

@@ -575,7 +575,8 @@ pub fn bars(file: &Path, json: bool) -> anyhow::Result<Bars> {
                 bar,
                 note_rate: share(noted, n),
                 hit_rate: share(hits, needed),
-                precision: share(good, shown),
+                // As `cairn eval note` counts it: nothing shown is nothing wrong shown.
+                precision: if shown == 0 { 1.0 } else { share(good, shown) },
                 foreign_silence: share(silent, foreign),
                 silence_when_not_needed: (not_needed > 0).then(|| share(nn_silent, not_needed)),
             }

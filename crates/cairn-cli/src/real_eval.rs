@@ -26,7 +26,7 @@ use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::{Models, Setup, index_store, parse_setup, pct};
+use crate::eval::{Models, Setup, eval_models, index_store, pct, runnable, setups_from};
 
 /// The k values reported.
 pub const KS: [usize; 3] = [1, 3, 10];
@@ -221,6 +221,24 @@ fn lay_out(raw: &Path, source: &Source, project: &Path) -> anyhow::Result<usize>
     Ok(n)
 }
 
+/// The setups compared by default: the retriever as search uses it, and plain BM25.
+fn real_setups() -> Vec<Setup> {
+    vec![
+        Setup {
+            name: "cairn".into(),
+            mode: SearchMode::Hybrid,
+            tuning: Tuning::default(),
+            rerank: false,
+        },
+        Setup {
+            name: "bm25".into(),
+            mode: SearchMode::Bm25,
+            tuning: Tuning::plain(),
+            rerank: false,
+        },
+    ]
+}
+
 /// Rates of one setup.
 #[derive(Default)]
 struct Tally {
@@ -267,43 +285,9 @@ pub async fn run(
             .with_context(|| format!("labels/hand.jsonl line {}: not a label", i + 1))?;
         labels.entry(l.repo.clone()).or_default().push(l);
     }
-    let setups: Vec<Setup> = if tunings.is_empty() {
-        vec![
-            Setup {
-                name: "cairn".into(),
-                mode: SearchMode::Hybrid,
-                tuning: Tuning::default(),
-                rerank: false,
-            },
-            Setup {
-                name: "bm25".into(),
-                mode: SearchMode::Bm25,
-                tuning: Tuning::plain(),
-                rerank: false,
-            },
-        ]
-    } else {
-        tunings
-            .iter()
-            .map(|t| parse_setup(t))
-            .collect::<anyhow::Result<Vec<_>>>()?
-    };
-    let (embedder, reranker, warnings) = cairn_api::models_for_eval(paths, settings).await;
-    for w in &warnings {
-        eprintln!("note: {w}");
-    }
-    let models = Models { embedder, reranker };
-    let setups: Vec<Setup> = setups
-        .into_iter()
-        .filter(|s| {
-            let ok = (s.mode == SearchMode::Bm25 || models.embedder.is_some())
-                && (!s.rerank || models.reranker.is_some());
-            if !ok {
-                eprintln!("skipping {}: its model is not available", s.name);
-            }
-            ok
-        })
-        .collect();
+    let setups = setups_from(tunings, real_setups)?;
+    let models = eval_models(paths, settings).await;
+    let setups = runnable(setups, &models);
     let mut out = Vec::new();
     for name in wanted {
         let repos = if name == "train" {
