@@ -697,11 +697,11 @@ fn fake_claude_distiller(bin: &Path, workdir: &Path) {
          "summary": "The relay service listens on TCP port 7420, set in config/relay.toml.",
          "body": "Relay listens on port 7420; the port is set in config/relay.toml.",
          "cues": ["which port does relay use?", "relay port config", "relay connection refused", "change relay port"],
-         "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated", "sources": [1]},
+         "concepts": ["relay", "port", "config"], "importance": 3, "certainty": "stated", "sources": [1], "stated_by": "user"},
         {"kind": "preference", "title": "Likes short answers",
          "summary": "The user may like short answers.", "body": "Probably likes short answers.",
          "cues": ["answer length", "be brief", "style of answers", "verbosity"],
-         "concepts": ["style", "answers", "brevity"], "importance": 2, "certainty": "inferred", "sources": [2]}
+         "concepts": ["style", "answers", "brevity"], "importance": 2, "certainty": "inferred", "sources": [2], "stated_by": "user"}
     ]});
     let out = serde_json::json!({
         "type": "result", "subtype": "success", "is_error": false, "duration_ms": 5120,

@@ -316,12 +316,14 @@ impl Grammar {
             }
             Some(other) => return Err(format!("{at}: required must be a list, found {other}")),
         }
-        let order = required.iter().copied().chain(
-            props
-                .keys()
-                .map(String::as_str)
-                .filter(|k| !required.contains(k)),
-        );
+        // The optional ones in alphabetical order, whatever order the schema's map keeps.
+        let mut optional: Vec<&str> = props
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !required.contains(k))
+            .collect();
+        optional.sort_unstable();
+        let order = required.iter().copied().chain(optional);
         let mut out = Vec::new();
         for k in order {
             let node = self.node(&props[k], &format!("{at}.{k}"))?;

@@ -19,7 +19,7 @@ fn put_items(home: &Path) {
             "cues": [], "concepts": [], "importance": 4, "certainty": "stated",
             "project": project, "sources": [], "happened_at": "2026-08-20T09:00:00Z",
             "said_at": "2026-08-20T09:00:00Z", "ended_at": null, "superseded_by": null,
-            "archived": archived,
+            "archived": archived, "provenance": "user",
         })
         .to_string()
     };
