@@ -58,5 +58,6 @@ pub use client::{Client, ServiceFile};
 pub use error::{ApiError, Result};
 pub use instance::{InstanceLock, LockError, StartIntent};
 pub use models::models_for_eval;
+pub use replay_api::labels_from_use;
 pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
 pub use workers::WorkerBoard;

@@ -583,6 +583,30 @@ impl Index {
     }
 }
 
+/// The replay's labels from use for every request among `records` (a whole store's current
+/// records, in any order): each request's record id with the earlier-session records its
+/// answer reused (empty: it needed none). The same rule `cairn eval replay` applies, for
+/// evaluations that compare it with labels made another way.
+pub fn labels_from_use(records: &[cairn_core::Record]) -> HashMap<String, Vec<String>> {
+    let mut index = Index::default();
+    for r in records {
+        index.add(r, true);
+    }
+    let hidden = HashSet::new();
+    (0..index.recs.len())
+        .map(|q| {
+            let (needed, _) = index.label(q, &hidden);
+            (
+                index.recs[q].id.clone(),
+                needed
+                    .into_iter()
+                    .map(|h| index.recs[h as usize].id.clone())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 // ───────────────────────────── figures ─────────────────────────────
 
 fn share(n: u64, of: u64) -> Option<f64> {

@@ -10,6 +10,9 @@
 //! reported per split, for the retriever as search uses it (`cairn`) and plain BM25
 //! (`bm25`) side by side, with each search's latency.
 //!
+//! The same run measures the replay's label rule (`cairn eval replay`: labels from the
+//! identifiers an answer reuses) against the hand labels, request by request.
+//!
 //! The split is by repository (`split.json`): choices are made on `train`; `heldout` is for
 //! final figures only, and is measured only when asked for by name.
 use std::collections::{BTreeMap, HashMap};
@@ -117,6 +120,60 @@ pub struct SplitFigures {
     pub unmatched: usize,
     /// One entry per setup.
     pub setups: Vec<SetupFigures>,
+    /// The replay's labels from use (`cairn eval replay`) measured against the hand labels.
+    pub label_rule: RuleFigures,
+}
+
+/// How the replay's label rule agrees with the hand labels, over the labelled requests found
+/// in the store.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleFigures {
+    /// Labelled requests found in the store.
+    pub requests: usize,
+    /// Of those, the ones the rule says need an earlier record.
+    pub rule_need: usize,
+    /// Of those, the ones the hand labels say need an earlier turn.
+    pub hand_need: usize,
+    /// Share of the rule's needing requests that need one by hand too.
+    pub precision: f64,
+    /// Share of the hand-labelled needing requests the rule finds.
+    pub recall: f64,
+    /// Share of the records the rule names that are turns the hand labels name.
+    pub record_precision: f64,
+}
+
+/// Counts for [`RuleFigures`].
+#[derive(Default)]
+struct Agreement {
+    requests: usize,
+    rule_need: usize,
+    hand_need: usize,
+    both: usize,
+    named: usize,
+    named_right: usize,
+}
+
+impl Agreement {
+    fn add(&mut self, hand_need: bool, hand: &[String], rule: &[String]) {
+        self.requests += 1;
+        self.hand_need += usize::from(hand_need);
+        self.rule_need += usize::from(!rule.is_empty());
+        self.both += usize::from(hand_need && !rule.is_empty());
+        self.named += rule.len();
+        self.named_right += rule.iter().filter(|r| hand.contains(r)).count();
+    }
+
+    fn figures(&self) -> RuleFigures {
+        let share = |a: usize, n: usize| if n == 0 { 0.0 } else { a as f64 / n as f64 };
+        RuleFigures {
+            requests: self.requests,
+            rule_need: self.rule_need,
+            hand_need: self.hand_need,
+            precision: share(self.both, self.rule_need),
+            recall: share(self.both, self.hand_need),
+            record_precision: share(self.named_right, self.named),
+        }
+    }
 }
 
 /// Whitespace collapsed, lower case: how a label's request and a record's are compared.
@@ -318,6 +375,7 @@ async fn measure(
 ) -> anyhow::Result<SplitFigures> {
     let mut tallies: Vec<Tally> = setups.iter().map(|_| Tally::default()).collect();
     let (mut records_total, mut labelled, mut need, mut unmatched) = (0, 0, 0, 0);
+    let mut agreement = Agreement::default();
     let bar = indicatif::ProgressBar::new(repos.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} repositories {msg}")
@@ -347,7 +405,7 @@ async fn measure(
             internal_dirs: Vec::new(),
             forget: Default::default(),
             aider_folders: vec![project.clone()],
-            specstory_folders: Vec::new(),
+            specstory_folders: vec![project.clone()],
             // Public repositories' committed histories are this evaluation's data.
             trusted_history_folders: vec![project.clone()],
             batch: Default::default(),
@@ -357,11 +415,13 @@ async fn measure(
             .with_context(|| format!("capturing {repo}"))?;
         let added: u64 = report.frameworks.iter().map(|f| f.added).sum();
         if added == 0 {
-            bar.println(format!(
-                "{repo}: capture stored nothing ({} warnings: {})",
-                report.warnings.len(),
-                report.warnings.join("; ")
-            ));
+            bar.suspend(|| {
+                eprintln!(
+                    "{repo}: capture stored nothing ({:?}; warnings: {})",
+                    report.frameworks,
+                    report.warnings.join("; ")
+                )
+            });
         }
         let (text, vectors) = index_store(&store, tmp.path(), models).await?;
         let records = all_records(&store).await?;
@@ -376,12 +436,10 @@ async fn measure(
         for recs in sessions.values_mut() {
             recs.sort_by_key(|r| (r.record.started_at, r.seq));
         }
+        let rule = cairn_api::labels_from_use(&records);
         for label in labels.get(repo).into_iter().flatten() {
             labelled += 1;
-            if label.needed.is_empty() {
-                continue;
-            }
-            need += 1;
+            need += usize::from(!label.needed.is_empty());
             let Some(asked) = find(&sessions, &label.at) else {
                 unmatched += 1;
                 continue;
@@ -394,9 +452,11 @@ async fn measure(
                 .filter(|r| r.record.started_at < at)
                 .map(|r| r.record.id.as_str().to_owned())
                 .collect();
-            if needed.len() < label.needed.len() {
-                unmatched += label.needed.len() - needed.len();
-            }
+            unmatched += label.needed.len() - needed.len();
+            let ruled = rule
+                .get(asked.record.id.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            agreement.add(!label.needed.is_empty(), &needed, ruled);
             if needed.is_empty() {
                 continue;
             }
@@ -469,6 +529,7 @@ async fn measure(
         need,
         unmatched,
         setups,
+        label_rule: agreement.figures(),
     })
 }
 
@@ -495,6 +556,13 @@ fn print(figures: &[SplitFigures]) {
                 format!("{:.0} / {:.0}", s.p50_ms, s.p95_ms)
             );
         }
+        let r = &f.label_rule;
+        println!(
+            "label rule of `cairn eval replay` against the hand labels: {} requests, the rule \
+             says {} need an earlier record, the hands {}; precision {:.3}, recall {:.3}, \
+             records named right {:.3}",
+            r.requests, r.rule_need, r.hand_need, r.precision, r.recall, r.record_precision
+        );
         println!();
     }
 }
