@@ -11,6 +11,9 @@ use cairn_capture::{Env, FrameworkSpec, Os, Reader, SqliteBatch, Step, Turn};
 use cairn_core::Outcome;
 use rusqlite::{Connection, OpenFlags};
 
+/// SpecStory's Markdown histories and cloned-repository provenance (a module of this binary).
+mod specstory;
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 

@@ -6,6 +6,9 @@
 //! shapes; recordings; and the local GGUF model for real.
 #![allow(clippy::unwrap_used)]
 
+/// The local model held to JSON schemas (a module of this binary).
+mod constrained;
+
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

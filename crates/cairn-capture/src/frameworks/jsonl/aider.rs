@@ -48,19 +48,6 @@ fn matches(rel: &Path) -> bool {
     rel.file_name().is_some_and(|n| n == HISTORY_FILE)
 }
 
-/// Folders never searched for history files.
-const SKIP_DIRS: &[&str] = &[
-    "node_modules",
-    "target",
-    "vendor",
-    "dist",
-    "build",
-    "__pycache__",
-];
-
-/// How deep below `dir` [`history_files_under`] looks.
-const MAX_DEPTH: usize = 3;
-
 /// The Aider chat history files in `dir` and its sub-folders (up to three levels down; hidden
 /// folders and dependency/build folders such as `node_modules` and `target` are skipped).
 /// Unreadable folders are skipped. Give it the project folders Cairn already knows (for
@@ -74,10 +61,11 @@ pub fn history_files_under(dir: &Path) -> Vec<PathBuf> {
 /// read and each history file that is a symbolic link (links are never followed: no loops,
 /// no escaping the folder).
 pub fn find_histories(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    search(dir, 0, &mut found, warnings);
-    found.sort();
-    found
+    crate::frameworks::search_projects(
+        dir,
+        |d, w| history_file_in(d, w).into_iter().collect(),
+        warnings,
+    )
 }
 
 /// The history file directly in `dir` (not below), if there is one; a symbolic link is not
@@ -91,32 +79,6 @@ pub fn history_file_in(dir: &Path, warnings: &mut Vec<String>) -> Option<PathBuf
         }
         Ok(m) if m.is_file() => Some(file),
         _ => None,
-    }
-}
-
-fn search(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
-    if let Some(file) = history_file_in(dir, warnings) {
-        found.push(file);
-    }
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    let entries = match fs_err::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            warnings.push(format!("cannot read folder: {e}"));
-            return;
-        }
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || SKIP_DIRS.contains(&name.as_str()) {
-            continue;
-        }
-        // `file_type` does not follow links: a linked folder is not searched.
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            search(&entry.path(), depth + 1, found, warnings);
-        }
     }
 }
 

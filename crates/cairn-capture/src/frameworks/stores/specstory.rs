@@ -74,19 +74,6 @@ fn matches(rel: &Path) -> bool {
     matches!(parts.as_slice(), [.., a, b, f] if a == ".specstory" && b == "history" && f.ends_with(".md"))
 }
 
-/// Folders never searched for history folders.
-const SKIP_DIRS: &[&str] = &[
-    "node_modules",
-    "target",
-    "vendor",
-    "dist",
-    "build",
-    "__pycache__",
-];
-
-/// How deep below a folder [`find_histories`] looks.
-const MAX_DEPTH: usize = 3;
-
 /// The session files in `dir/.specstory/history` (not below). A history folder or file that
 /// is a symbolic link is not followed (a warning says so: no loops, no escaping the project).
 pub fn history_files_in(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
@@ -132,33 +119,7 @@ pub fn history_files_in(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> 
 /// dependency/build folders such as `node_modules` and `target` are skipped, links are not
 /// followed), with a sentence in `warnings` for each folder that could not be read.
 pub fn find_histories(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    search(dir, 0, &mut found, warnings);
-    found.sort();
-    found
-}
-
-fn search(dir: &Path, depth: usize, found: &mut Vec<PathBuf>, warnings: &mut Vec<String>) {
-    found.extend(history_files_in(dir, warnings));
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    let entries = match fs_err::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            warnings.push(format!("cannot read folder: {e}"));
-            return;
-        }
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || SKIP_DIRS.contains(&name.as_str()) {
-            continue;
-        }
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            search(&entry.path(), depth + 1, found, warnings);
-        }
-    }
+    crate::frameworks::search_projects(dir, history_files_in, warnings)
 }
 
 // ---------------------------------------------------------------------------------------------

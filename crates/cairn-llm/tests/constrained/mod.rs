@@ -2,7 +2,6 @@
 //! every answer validates, whatever the prompt, within small budgets; schemas the decoder
 //! cannot hold to are refused before anything is generated; the pace is measured, kept in the
 //! store, and sizes deadlines and windows.
-#![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
