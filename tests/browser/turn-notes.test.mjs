@@ -263,4 +263,21 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
     }
     assert.deepEqual(pageErrors, []);
   });
+
+  it("Run replay asks every captured request for its note again and shows the figures, kept across a reload", async () => {
+    await page.goto(`${daemon.base}/#/activity?token=${encodeURIComponent(daemon.token)}`);
+    const card = page.getByTestId("replay");
+    await card.getByTestId("replay-none").waitFor();
+    assert.equal((await api("replay_latest")).report, null);
+    await card.getByTestId("replay-run").click();
+    await card.getByTestId("replay-figures").waitFor({ timeout: 120_000 });
+    const { report } = await api("replay_latest");
+    assert.ok(report && report.requests > 0, `the captured requests were replayed: ${JSON.stringify(report)}`);
+    assert.equal((await card.getByTestId("replay-requests").innerText()).trim(), String(report.requests));
+    assert.equal(await card.getByTestId("replay-run").isEnabled(), true, "the button is back once the replay ends");
+    await page.reload();
+    await card.getByTestId("replay-figures").waitFor();
+    assert.equal((await card.getByTestId("replay-requests").innerText()).trim(), String(report.requests));
+    assert.deepEqual(pageErrors, []);
+  });
 });
