@@ -751,7 +751,7 @@ impl Service {
             Ok(r) => board.report(
                 REPLAY,
                 WorkerState::Idle,
-                Some(format!("replayed {} requests", r.requests)),
+                Some(format!("replayed {} requests", r.note.requests)),
                 None,
             ),
             Err(e) => board.report(
@@ -961,20 +961,12 @@ impl Service {
             }
         }
         let needed = note.needed;
-        let f = note.figures();
         let report = ReplayReport {
             ran_at: rfc3339(&chrono::Utc::now()),
             since: req.since.clone(),
             until: req.until.clone(),
             project: req.project.clone(),
-            requests: f.requests,
-            need: f.need,
-            hit_rate: f.hit_rate,
-            precision: f.precision,
-            silence_no_need: f.silence_no_need,
-            note_rate: f.note_rate,
-            p50_ms: f.p50_ms,
-            p95_ms: f.p95_ms,
+            note: note.figures(),
             baseline: base.figures(),
             needed,
             rare_max,

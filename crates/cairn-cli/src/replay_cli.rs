@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use cairn_api::Backend;
-use cairn_core::api::{ReplayFigures, ReplayReport, ReplayReq};
+use cairn_core::api::{ReplayReport, ReplayReq};
 
 /// Runs the replay, prints its figures (a table, or one JSON object) and, when asked, writes
 /// one JSON line per request with its labels.
@@ -67,22 +67,13 @@ fn ms(v: Option<f64>) -> String {
 pub fn print_report(r: &ReplayReport) {
     println!(
         "Replayed {} requests ({} needed an earlier session; {} records read; an identifier is rare in at most {} records) in {:.1} s.",
-        r.requests,
+        r.note.requests,
         r.needed,
         r.records,
         r.rare_max,
         r.duration_ms as f64 / 1000.0
     );
-    let note = ReplayFigures {
-        requests: r.requests,
-        need: r.need,
-        hit_rate: r.hit_rate,
-        precision: r.precision,
-        silence_no_need: r.silence_no_need,
-        note_rate: r.note_rate,
-        p50_ms: r.p50_ms,
-        p95_ms: r.p95_ms,
-    };
+    let note = &r.note;
     let b = &r.baseline;
     println!("{:<22} {:>10} {:>14}", "", "turn note", "search top 3");
     let rows: [(&str, String, String); 7] = [

@@ -84,8 +84,8 @@ pub struct GenerateRequest<'a> {
     pub stop: &'a [&'a str],
 }
 
-/// What the model wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the model wrote. Not comparable as a whole: its timings differ from run to run.
+#[derive(Debug, Clone)]
 pub struct Generation {
     /// The answer: the prefill followed by the generated text, cut before a stop string.
     pub text: String,

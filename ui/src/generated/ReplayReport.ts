@@ -20,38 +20,6 @@ until: string | null,
  */
 project: string | null, 
 /**
- * Requests asked.
- */
-requests: number, 
-/**
- * Share of requests that needed an earlier session.
- */
-need: number | null, 
-/**
- * The turn note's hit rate over the requests that needed one.
- */
-hit_rate: number | null, 
-/**
- * Share of the note's entries that are needed.
- */
-precision: number | null, 
-/**
- * Share of the requests needing nothing that got no note.
- */
-silence_no_need: number | null, 
-/**
- * Share of requests that got a note.
- */
-note_rate: number | null, 
-/**
- * Median milliseconds per note.
- */
-p50_ms: number | null, 
-/**
- * 95th percentile.
- */
-p95_ms: number | null, 
-/**
  * Plain search of the request (top 3), under the same time constraints.
  */
 baseline: ReplayFigures, 
@@ -74,4 +42,37 @@ duration_ms: number,
 /**
  * Every request with its labels, when asked for (`rows`); never kept.
  */
-rows?: Array<ReplayRow>, };
+rows?: Array<ReplayRow>, 
+/**
+ * Requests asked.
+ */
+requests: number, 
+/**
+ * Share of requests that needed an earlier session (by the label rule).
+ */
+need: number | null, 
+/**
+ * Of the requests that needed one, the share whose entries hold a needed record or an
+ * item sourced from one.
+ */
+hit_rate: number | null, 
+/**
+ * Share of shown entries that are needed.
+ */
+precision: number | null, 
+/**
+ * Of the requests that needed nothing, the share given nothing.
+ */
+silence_no_need: number | null, 
+/**
+ * Share of requests given at least one entry.
+ */
+note_rate: number | null, 
+/**
+ * Median milliseconds per answer.
+ */
+p50_ms: number | null, 
+/**
+ * 95th percentile.
+ */
+p95_ms: number | null, };

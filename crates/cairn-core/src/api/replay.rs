@@ -82,23 +82,9 @@ pub struct ReplayReport {
     pub until: Option<String>,
     /// The project asked for.
     pub project: Option<String>,
-    /// Requests asked.
-    #[ts(type = "number")]
-    pub requests: u64,
-    /// Share of requests that needed an earlier session.
-    pub need: Option<f64>,
-    /// The turn note's hit rate over the requests that needed one.
-    pub hit_rate: Option<f64>,
-    /// Share of the note's entries that are needed.
-    pub precision: Option<f64>,
-    /// Share of the requests needing nothing that got no note.
-    pub silence_no_need: Option<f64>,
-    /// Share of requests that got a note.
-    pub note_rate: Option<f64>,
-    /// Median milliseconds per note.
-    pub p50_ms: Option<f64>,
-    /// 95th percentile.
-    pub p95_ms: Option<f64>,
+    /// The turn note's figures (flat in the JSON: `requests`, `need`, `hit_rate`, …).
+    #[serde(flatten)]
+    pub note: ReplayFigures,
     /// Plain search of the request (top 3), under the same time constraints.
     pub baseline: ReplayFigures,
     /// Requests that needed an earlier session.
