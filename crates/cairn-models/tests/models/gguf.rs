@@ -283,7 +283,11 @@ fn gguf_speed() {
             many.text,
         );
         assert_eq!(
-            (prompt_only.text, prompt_only.prompt_tokens, prompt_only.output_tokens),
+            (
+                prompt_only.text,
+                prompt_only.prompt_tokens,
+                prompt_only.output_tokens
+            ),
             (one.text.clone(), one.prompt_tokens, one.output_tokens)
         );
     }
