@@ -12,6 +12,7 @@ use std::process::ExitCode;
 mod bench;
 mod bench_distill;
 mod bench_note;
+mod bench_replay;
 mod bench_search;
 mod eval;
 mod eval_distill;
@@ -656,6 +657,16 @@ enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// How long `cairn eval replay` takes over a large history: a synthetic Claude Code store
+    /// captured by `cairn capture --once` and replayed by `cairn eval replay`, each timed.
+    Replay {
+        /// Requests in the synthetic store.
+        #[arg(long, default_value_t = 10_000)]
+        requests: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -1009,6 +1020,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )
             .await
             .map_err(Failure::from),
+            Command::Bench {
+                what: BenchCmd::Replay { requests, json },
+            } => bench_replay::run(requests, json).map_err(Failure::from),
             Command::Index {
                 what: IndexCmd::Rebuild { json },
             } => {
