@@ -530,3 +530,306 @@ fn fetch_all(
     }
     Ok(())
 }
+
+/// The environment variable naming the Hugging Face endpoint. `hf-hub` honours it for the
+/// embedder's download, and [`download_gguf`]'s callers read it through [`hf_endpoint`], so one
+/// variable points every model download at a mirror (or, in tests, at a loopback server).
+pub const HF_ENDPOINT_ENV: &str = "HF_ENDPOINT";
+
+/// The public Hugging Face hub.
+pub const HF_DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// The Hugging Face endpoint downloads use: `HF_ENDPOINT` when set, else the public hub.
+pub fn hf_endpoint() -> String {
+    std::env::var(HF_ENDPOINT_ENV)
+        .ok()
+        .map(|e| e.trim().trim_end_matches('/').to_owned())
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| HF_DEFAULT_ENDPOINT.to_owned())
+}
+
+/// `Qwen/Qwen2.5-1.5B-Instruct-GGUF` at this commit.
+pub const QWEN25_1_5B_REVISION: &str = "91cad51170dc346986eccefdc2dd33a9da36ead9";
+
+/// A chat model in one GGUF file that Cairn offers to download for the `local` provider,
+/// pinned like a [`ModelSpec`] (repository, commit, the file's sha256) and described by what
+/// it costs before anyone downloads it: its size, and the memory Cairn's loader needs to run
+/// it. Nothing downloads it but an explicit call of [`download_gguf`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GgufOffer {
+    /// The pinned repository, commit and file (exactly one, with its sha256).
+    pub spec: ModelSpec,
+    /// A name for people.
+    pub title: String,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// The licence (SPDX).
+    pub licence: String,
+    /// Parameters in the model.
+    pub parameters: u64,
+    /// Parameters of the token embedding that the output layer shares (tied embeddings):
+    /// the loader holds them twice, once as the embedding and once as the output matrix.
+    pub tied_parameters: u64,
+    /// Transformer blocks.
+    pub layers: u64,
+    /// Key-value heads per block.
+    pub kv_heads: u64,
+    /// The width of one head.
+    pub head_dim: u64,
+    /// The context length the file declares (`<arch>.context_length`), which the loader uses.
+    pub context: u64,
+}
+
+impl GgufOffer {
+    /// Qwen2.5-1.5B-Instruct, Q4_K_M (architecture `qwen2`: attention with QKV bias, tied
+    /// embeddings; 28 blocks, 12 query and 2 key-value heads of 128, 32,768 tokens of context;
+    /// Apache-2.0).
+    ///
+    /// sha256 and size as published by Hugging Face for this revision (the file's LFS pointer
+    /// at `Qwen/Qwen2.5-1.5B-Instruct-GGUF@91cad51170dc346986eccefdc2dd33a9da36ead9`), and
+    /// recorded alike by independent public mirrors and model indexes of that repository.
+    /// The parameter count follows from the model's published configuration (vocabulary
+    /// 151,936, width 1,536, feed-forward 8,960, 28 blocks).
+    pub fn qwen2_5_1_5b_instruct() -> Self {
+        Self {
+            spec: ModelSpec {
+                name: "qwen2.5-1.5b-instruct".to_owned(),
+                repo: "Qwen/Qwen2.5-1.5B-Instruct-GGUF".to_owned(),
+                revision: QWEN25_1_5B_REVISION.to_owned(),
+                files: vec![ModelFile::new(
+                    "qwen2.5-1.5b-instruct-q4_k_m.gguf",
+                    Some("6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e"),
+                )],
+            },
+            title: "Qwen2.5-1.5B-Instruct (Q4_K_M)".to_owned(),
+            size: 1_117_320_736,
+            licence: "Apache-2.0".to_owned(),
+            parameters: 1_543_714_304,
+            tied_parameters: 151_936 * 1_536,
+            layers: 28,
+            kv_heads: 2,
+            head_dim: 128,
+            context: 32_768,
+        }
+    }
+
+    /// The one file.
+    pub fn file(&self) -> &ModelFile {
+        &self.spec.files[0]
+    }
+
+    /// The file's pinned sha256.
+    pub fn sha256(&self) -> &str {
+        self.file().sha256.as_deref().unwrap_or_default()
+    }
+
+    /// Where the file is downloaded from: `<endpoint>/<repo>/resolve/<revision>/<file>`.
+    pub fn url(&self, endpoint: &str) -> String {
+        format!(
+            "{}/{}/resolve/{}/{}",
+            endpoint.trim_end_matches('/'),
+            self.spec.repo,
+            self.spec.revision,
+            self.file().name
+        )
+    }
+
+    /// Where the file lives once downloaded: `<cache_dir>/<name>/<file>`.
+    pub fn path(&self, cache_dir: &Path) -> PathBuf {
+        file_path(&cache_dir.join(&self.spec.name), &self.file().name)
+    }
+
+    /// The model id the local provider reports for it (the file's stem).
+    pub fn model_id(&self) -> String {
+        self.file()
+            .name
+            .strip_suffix(".gguf")
+            .unwrap_or(&self.file().name)
+            .to_owned()
+    }
+
+    /// Bytes of weights once loaded: the loader dequantizes every weight to f32 (4 bytes a
+    /// parameter), and holds the tied embedding twice.
+    pub fn weights_bytes(&self) -> u64 {
+        (self.parameters + self.tied_parameters) * 4
+    }
+
+    /// Bytes of the key-value cache filled to the whole context: keys and values, f32, per
+    /// block and key-value head.
+    pub fn kv_cache_bytes(&self) -> u64 {
+        2 * self.layers * self.kv_heads * self.head_dim * 4 * self.context
+    }
+
+    /// The memory needed to run it: [`weights_bytes`](Self::weights_bytes) plus
+    /// [`kv_cache_bytes`](Self::kv_cache_bytes). Reading a long prompt needs more for a
+    /// moment (its attention scores).
+    pub fn memory_bytes(&self) -> u64 {
+        self.weights_bytes() + self.kv_cache_bytes()
+    }
+
+    /// The file's path when it is in the cache and checked (its sha256 against the pin, once;
+    /// after that its recorded size and time), `None` when it is not there. A damaged file is
+    /// an error naming it.
+    pub fn cached(&self, cache_dir: &Path) -> Result<Option<PathBuf>> {
+        match resolve(&self.spec, None, cache_dir, false, &|_, _| {}) {
+            Ok(dir) => Ok(Some(file_path(&dir, &self.file().name))),
+            Err(ModelError::DownloadDisabled { .. }) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// Removes a partly written download unless it was moved into place.
+struct Partial {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        if !self.keep
+            && let Err(err) = fs_err::remove_file(&self.path)
+            && err.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(error = %err, "could not remove a partial download");
+        }
+    }
+}
+
+/// Downloads `offer`'s file from `endpoint` (see [`hf_endpoint`]) into `<cache_dir>/<name>/`,
+/// unless the cache already holds it checked (then nothing is fetched).
+///
+/// The file is streamed into a temporary file next to its place, its sha256 computed while it
+/// is written and its length held to [`GgufOffer::size`] (a server announcing or sending more
+/// or fewer bytes is refused); it is renamed into place only when the sha256 matches the pin,
+/// and recorded in the folder's stamp so later checks need not read it again. On any failure
+/// the temporary file is removed and nothing is left in the cache; a sha256 that differs is
+/// [`ModelError::Checksum`], naming the expected and the actual hash.
+///
+/// `progress(done, total)` reports bytes received of the file's size. Blocking: call it off
+/// the async runtime. Only an explicit call downloads: nothing in Cairn calls it on its own.
+pub fn download_gguf(
+    offer: &GgufOffer,
+    endpoint: &str,
+    cache_dir: &Path,
+    progress: &dyn Fn(u64, u64),
+) -> Result<PathBuf> {
+    if let Some(path) = offer.cached(cache_dir).ok().flatten() {
+        return Ok(path);
+    }
+    let spec = &offer.spec;
+    let file = offer.file();
+    let Some(expected) = file.sha256.clone() else {
+        return Err(unpinned(spec, file));
+    };
+    let dir = cache_dir.join(&spec.name);
+    let created_dir = !dir.exists();
+    fs_err::create_dir_all(&dir)?;
+    let fetched = fetch_one(offer, endpoint, &dir, &expected, progress);
+    if fetched.is_err() && created_dir {
+        // Nothing stays behind: the folder goes when the download made it and left it empty.
+        let _ = fs_err::remove_dir(&dir);
+    }
+    fetched
+}
+
+fn fetch_one(
+    offer: &GgufOffer,
+    endpoint: &str,
+    dir: &Path,
+    expected: &str,
+    progress: &dyn Fn(u64, u64),
+) -> Result<PathBuf> {
+    let spec = &offer.spec;
+    let file = offer.file();
+    let target = file_path(dir, &file.name);
+    let url = offer.url(endpoint);
+    let failed = |message: String| ModelError::Download {
+        repo: spec.repo.clone(),
+        revision: spec.revision.clone(),
+        file: file.name.clone(),
+        message,
+    };
+    tracing::info!(model = %spec.repo, revision = %spec.revision, file = %file.name, %url, "downloading model file");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(std::time::Duration::from_secs(20)))
+        .timeout_recv_response(Some(std::time::Duration::from_secs(60)))
+        .build()
+        .into();
+    let response = agent
+        .get(&url)
+        .call()
+        .map_err(|e| failed(format!("{url}: {e}")))?;
+    let body = response.into_body();
+    if let Some(announced) = body.content_length()
+        && announced != offer.size
+    {
+        return Err(failed(format!(
+            "{url} announces {announced} bytes; the pinned file has {}",
+            offer.size
+        )));
+    }
+    let mut reader = body.into_reader();
+    let partial = Partial {
+        path: dir.join(format!(".{}.partial", file.name)),
+        keep: false,
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, fs_err::File::create(&partial.path)?);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0_u8; 1 << 20];
+    let mut done = 0_u64;
+    progress(0, offer.size);
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| failed(format!("{url}: {e} after {done} bytes")))?;
+        if n == 0 {
+            break;
+        }
+        done += n as u64;
+        if done > offer.size {
+            return Err(failed(format!(
+                "{url} sent more than the pinned file's {} bytes",
+                offer.size
+            )));
+        }
+        hasher.update(&buf[..n]);
+        std::io::Write::write_all(&mut out, &buf[..n])?;
+        progress(done, offer.size);
+    }
+    let out = out
+        .into_inner()
+        .map_err(|e| ModelError::Io(e.into_error()))?;
+    out.sync_all()?;
+    drop(out);
+    if done != offer.size {
+        return Err(failed(format!(
+            "{url} sent {done} bytes; the pinned file has {}",
+            offer.size
+        )));
+    }
+    let actual = hex::encode(hasher.finalize());
+    if !actual.eq_ignore_ascii_case(expected) {
+        return Err(ModelError::Checksum {
+            path: target,
+            expected: expected.to_owned(),
+            actual,
+        });
+    }
+    fs_err::rename(&partial.path, &target)?;
+    let mut partial = partial;
+    partial.keep = true;
+    let mut stamp = Stamp::read(dir, &offer.spec);
+    let (size, modified_ns) = file_facts(&target)?;
+    stamp.files.insert(
+        file.name.clone(),
+        StampEntry {
+            size,
+            modified_ns,
+            sha256: actual,
+        },
+    );
+    stamp.write(dir)?;
+    tracing::info!(file = %target.display(), bytes = done, "model file downloaded and checked");
+    Ok(target)
+}

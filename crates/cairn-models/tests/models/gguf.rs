@@ -15,7 +15,7 @@ const LLM_ENV: &str = "CAIRN_TEST_LLM_GGUF";
 /// The SmolLM2 GGUF file. Missing is a failure that says how to install it: a test never
 /// passes without running.
 #[track_caller]
-fn llm_gguf() -> PathBuf {
+pub(crate) fn llm_gguf() -> PathBuf {
     let path = std::env::var_os(LLM_ENV).map(PathBuf::from);
     let Some(path) = path else {
         panic!(
