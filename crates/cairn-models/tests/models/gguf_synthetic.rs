@@ -10,12 +10,32 @@ use candle_core::quantized::gguf_file::{Value, write};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
 
-const DIM: usize = 64;
 const HEADS: usize = 4;
 const KV_HEADS: usize = 2;
-const FFN: usize = 128;
 const BLOCKS: usize = 2;
 const CONTEXT: u32 = 64;
+
+/// The width of the model and how its matrices are stored.
+#[derive(Clone, Copy)]
+struct Shape {
+    dim: usize,
+    ffn: usize,
+    /// Matrices as a Q4_K_M file holds them (Q4_K; Q6_K for the embedding, `attn_v` and
+    /// `ffn_down`), which needs rows of a multiple of 256; else Q8_0.
+    k_quants: bool,
+}
+
+const SMALL: Shape = Shape {
+    dim: 64,
+    ffn: 128,
+    k_quants: false,
+};
+
+const K_QUANTS: Shape = Shape {
+    dim: 256,
+    ffn: 512,
+    k_quants: true,
+};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Template {
@@ -41,8 +61,8 @@ fn byte_chars() -> Vec<String> {
         .collect()
 }
 
-/// Deterministic weights of a shape, as a Q8_0 (matrices) or F32 (vectors) GGUF tensor.
-fn weight(shape: &[usize], salt: f64) -> QTensor {
+/// Deterministic weights of a shape, as a `matrix` (quantized) or F32 (vectors) GGUF tensor.
+fn weight(shape: &[usize], salt: f64, matrix: GgmlDType) -> QTensor {
     let n: usize = shape.iter().product();
     let t = Tensor::arange(0u32, n as u32, &Device::Cpu)
         .unwrap()
@@ -59,7 +79,7 @@ fn weight(shape: &[usize], salt: f64) -> QTensor {
         .reshape(shape)
         .unwrap();
     let dtype = if shape.len() == 2 {
-        GgmlDType::Q8_0
+        matrix
     } else {
         GgmlDType::F32
     };
@@ -68,6 +88,18 @@ fn weight(shape: &[usize], salt: f64) -> QTensor {
 
 /// Writes a tiny GGUF of `arch` (`llama` or `qwen2`) with the given chat template.
 fn write_model(dir: &Path, arch: &str, template: Template) -> PathBuf {
+    write_shaped(dir, arch, template, SMALL)
+}
+
+/// [`write_model`] of a given [`Shape`].
+fn write_shaped(dir: &Path, arch: &str, template: Template, shape: Shape) -> PathBuf {
+    let Shape { dim, ffn, .. } = shape;
+    // The matrix types of a Q4_K_M file: most in Q4_K, the sensitive ones in Q6_K.
+    let dtype = |name: &str| match (shape.k_quants, name) {
+        (false, _) => GgmlDType::Q8_0,
+        (true, "token_embd.weight" | "attn_v.weight" | "ffn_down.weight") => GgmlDType::Q6K,
+        (true, _) => GgmlDType::Q4K,
+    };
     let mut tokens = byte_chars();
     let specials: &[&str] = match template {
         Template::ChatMl => &["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
@@ -102,11 +134,11 @@ fn write_model(dir: &Path, arch: &str, template: Template) -> PathBuf {
             u(KV_HEADS as u32),
         ),
         (format!("{arch}.block_count"), u(BLOCKS as u32)),
-        (format!("{arch}.embedding_length"), u(DIM as u32)),
+        (format!("{arch}.embedding_length"), u(dim as u32)),
         (format!("{arch}.context_length"), u(CONTEXT)),
         (
             format!("{arch}.rope.dimension_count"),
-            u((DIM / HEADS) as u32),
+            u((dim / HEADS) as u32),
         ),
         (
             format!("{arch}.attention.layer_norm_rms_epsilon"),
@@ -123,36 +155,46 @@ fn write_model(dir: &Path, arch: &str, template: Template) -> PathBuf {
         ("tokenizer.chat_template".into(), s(chat_template)),
     ];
 
-    let kv = DIM / HEADS * KV_HEADS;
+    let kv = dim / HEADS * KV_HEADS;
     let mut tensors: Vec<(String, QTensor)> = vec![
-        ("token_embd.weight".into(), weight(&[vocab, DIM], 0.1)),
-        ("output_norm.weight".into(), weight(&[DIM], 0.2)),
+        (
+            "token_embd.weight".into(),
+            weight(&[vocab, dim], 0.1, dtype("token_embd.weight")),
+        ),
+        (
+            "output_norm.weight".into(),
+            weight(&[dim], 0.2, GgmlDType::F32),
+        ),
     ];
     for b in 0..BLOCKS {
         let salt = b as f64;
         let mut add = |name: &str, shape: &[usize]| {
             tensors.push((
                 format!("blk.{b}.{name}"),
-                weight(shape, salt + name.len() as f64),
+                weight(shape, salt + name.len() as f64, dtype(name)),
             ));
         };
-        add("attn_q.weight", &[DIM, DIM]);
-        add("attn_k.weight", &[kv, DIM]);
-        add("attn_v.weight", &[kv, DIM]);
-        add("attn_output.weight", &[DIM, DIM]);
-        add("ffn_gate.weight", &[FFN, DIM]);
-        add("ffn_up.weight", &[FFN, DIM]);
-        add("ffn_down.weight", &[DIM, FFN]);
-        add("attn_norm.weight", &[DIM]);
-        add("ffn_norm.weight", &[DIM]);
+        add("attn_q.weight", &[dim, dim]);
+        add("attn_k.weight", &[kv, dim]);
+        add("attn_v.weight", &[kv, dim]);
+        add("attn_output.weight", &[dim, dim]);
+        add("ffn_gate.weight", &[ffn, dim]);
+        add("ffn_up.weight", &[ffn, dim]);
+        add("ffn_down.weight", &[dim, ffn]);
+        add("attn_norm.weight", &[dim]);
+        add("ffn_norm.weight", &[dim]);
         if arch == "qwen2" {
-            add("attn_q.bias", &[DIM]);
+            add("attn_q.bias", &[dim]);
             add("attn_k.bias", &[kv]);
             add("attn_v.bias", &[kv]);
         }
     }
 
-    let path = dir.join(format!("tiny-{arch}.gguf"));
+    let path = dir.join(if shape.k_quants {
+        format!("tiny-{arch}-q4_k_m.gguf")
+    } else {
+        format!("tiny-{arch}.gguf")
+    });
     let mut file = std::io::BufWriter::new(fs_err::File::create(&path).unwrap());
     let metadata: Vec<(&str, &Value)> = metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -227,5 +269,28 @@ fn gguf_synthetic_llama_with_llama3_template() {
         model.prompt_tokens(&request("S", "Hi", 1)).unwrap(),
         1 + system + user + assistant
     );
+    runs(&model);
+}
+
+/// A qwen2 file stored as a Q4_K_M file is (Q4_K and Q6_K matrices, F32 vectors and QKV
+/// biases, the output tied to the embedding): the types the offered model holds load and run.
+#[test]
+fn gguf_synthetic_qwen2_with_k_quants_loads_and_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_shaped(tmp.path(), "qwen2", Template::ChatMl, K_QUANTS);
+    let mut file = fs_err::File::open(&path).unwrap();
+    let content = candle_core::quantized::gguf_file::Content::read(&mut file).unwrap();
+    let kind = |name: &str| content.tensor_infos[name].ggml_dtype;
+    assert_eq!(kind("token_embd.weight"), GgmlDType::Q6K);
+    assert_eq!(kind("blk.0.attn_q.weight"), GgmlDType::Q4K);
+    assert_eq!(kind("blk.1.ffn_down.weight"), GgmlDType::Q6K);
+    assert_eq!(kind("blk.0.attn_q.bias"), GgmlDType::F32);
+    assert!(
+        !content.tensor_infos.contains_key("output.weight"),
+        "tied embeddings"
+    );
+
+    let model = GgufModel::load(&path).unwrap();
+    assert_eq!(model.model_id(), "tiny-qwen2-q4_k_m");
     runs(&model);
 }
