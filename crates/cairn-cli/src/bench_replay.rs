@@ -1,8 +1,8 @@
 //! `cairn bench replay`: how long `cairn eval replay` takes over a large history. A synthetic
 //! Claude Code store of `requests` requests (sessions of 20, two hours apart, in one project)
 //! is written into a temporary user home; in it, every session sets up a service whose file
-//! and port a session three later goes on to reuse, so about one request in twenty needs an
-//! earlier session. The store is captured by `cairn capture --once` and replayed by `cairn
+//! and port a session three later names and goes on to reuse, so about one request in twenty
+//! needs an earlier session. The store is captured by `cairn capture --once` and replayed by `cairn
 //! eval replay --json`, each in a child process of this program over a temporary Cairn home
 //! (the user's own home and settings are never touched; `CAIRN__…` settings in the
 //! environment, such as the embedder's folder, apply). Both children show their progress.
@@ -63,7 +63,7 @@ fn session(rng: &mut Lcg, s: usize, turns: usize) -> String {
             1 if s >= REUSE_AFTER => {
                 let (name, file, port) = service(s - REUSE_AFTER);
                 (
-                    format!("the worker from last time cannot connect, {}", rng.words(8)),
+                    format!("{name} from last time cannot connect, {}", rng.words(8)),
                     format!(
                         "It was pointed at the wrong place. {name} reads {file} and listens on \
                          port {port}, so I changed the client to match; {}",

@@ -434,6 +434,39 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     assert_eq!(fs_err::read_to_string(&out_model).unwrap(), text);
 }
 
+/// `cairn bench replay --json`: the synthetic history is captured and replayed whole; the
+/// sessions that reuse an earlier session's file and port are labelled as needing it (the
+/// times are reported, never asserted).
+#[test]
+fn bench_replay_captures_and_replays_a_synthetic_history() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .env("CAIRN_HOME", home.path())
+        .env("CAIRN__MODELS__DOWNLOAD", "false")
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args(["bench", "replay", "--requests", "100", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["requests"], 100, "{f}");
+    assert_eq!(f["sessions"], 5, "{f}");
+    assert_eq!(f["report"]["requests"], 100, "{f}");
+    // Sessions 3 and 4 reuse what sessions 0 and 1 set up.
+    assert_eq!(f["report"]["needed"], 2, "{f}");
+    for k in ["capture_s", "replay_s", "requests_per_s"] {
+        assert!(f[k].as_f64().unwrap() > 0.0, "{k}: {f}");
+    }
+    // The bench's own home is temporary: nothing is left in the user's Cairn home.
+    assert!(!home.path().join("data/replay.json").exists());
+}
+
 /// `cairn bench search --json`: one object per step, with the figures the README's table
 /// shows, each in range (small steps; the figures themselves are reported, never asserted).
 #[test]
