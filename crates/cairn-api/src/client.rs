@@ -100,7 +100,7 @@ enum Answer {
 }
 
 /// Methods that may run for minutes.
-const LONG_METHODS: [&str; 9] = [
+const LONG_METHODS: [&str; 10] = [
     "capture_run",
     "replay_run",
     "index_migrate",
@@ -110,6 +110,7 @@ const LONG_METHODS: [&str; 9] = [
     "distill_now",
     "distill_rebuild",
     "sleep_now",
+    "llm_download",
 ];
 
 impl Client {

@@ -1,5 +1,6 @@
 //! The model-provider methods: the provider's status with today's calls against the budget,
-//! a test call, and API keys in the OS keyring. Calls go through [`cairn_llm::Llm`], so a test
+//! a test call, API keys in the OS keyring, and the local model Cairn offers (described by
+//! `llm_offer`, downloaded only by `llm_download`). Calls go through [`cairn_llm::Llm`], so a test
 //! follows the same budget, deadline and retries as distillation and lands in the ledger.
 use std::sync::Arc;
 use std::time::Instant;
@@ -7,12 +8,42 @@ use std::time::Instant;
 use cairn_config::{LLM_PROVIDERS, LlmSettings, Origin};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    LlmBudget, LlmCall, LlmKeySetReq, LlmKeyState, LlmSettingsReq, LlmStatus, LlmStatusReq,
-    LlmTestReq, LlmTestRes, LlmTotals, WorkerState,
+    Empty, LlmBudget, LlmCall, LlmDownloadReq, LlmDownloadRes, LlmKeySetReq, LlmKeyState, LlmOffer,
+    LlmSettingsReq, LlmStatus, LlmStatusReq, LlmTestReq, LlmTestRes, LlmTotals, WorkerState,
 };
 use cairn_llm::{ApiKind, CallError, Llm, Policy, Provider, Request, api_key_user};
 
 use crate::{ApiError, Result, Service};
+
+/// The worker board's name for model downloads (the embedder's download reports there too).
+const MODELS: &str = "models";
+
+/// What the offer says of its pace before it has run on this machine.
+pub const SPEED_UNMEASURED: &str = "measured after the first call";
+
+/// The target files of downloads running in this process: a second call for the same file
+/// is refused while the first runs.
+static DOWNLOADS: std::sync::Mutex<std::collections::BTreeSet<std::path::PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Bytes as people read them (`1.1 GB`).
+fn gigabytes(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// How the offer's memory figure is made, in its own numbers.
+fn memory_note(offer: &cairn_models::GgufOffer) -> String {
+    format!(
+        "{} of weights (Cairn's loader dequantizes the {} parameters to f32, 4 bytes each, \
+         and holds the tied embedding twice) plus {} of key-value cache for the full \
+         {}-token context; the file itself is {}",
+        gigabytes(offer.weights_bytes()),
+        offer.parameters,
+        gigabytes(offer.kv_cache_bytes()),
+        offer.context,
+        gigabytes(offer.size)
+    )
+}
 
 /// The longest a test call may take (the CLI's client waits 120 s for an answer).
 pub const TEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(100);
@@ -338,6 +369,154 @@ impl Service {
         Ok(LlmKeyState {
             api: req.api,
             stored,
+        })
+    }
+}
+
+impl Service {
+    fn models_dir(&self) -> std::path::PathBuf {
+        self.paths().data.join("models")
+    }
+
+    /// The offer as it stands: downloaded or not, in use or not, its pace if measured.
+    async fn offer_view(&self, offer: &cairn_models::GgufOffer) -> Result<LlmOffer> {
+        let cache = self.models_dir();
+        let path = offer.path(&cache);
+        let downloading = DOWNLOADS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(&path);
+        let downloaded = if downloading {
+            false
+        } else {
+            let check = offer.clone();
+            blocking(move || check.cached(&cache))
+                .await?
+                .inspect_err(|e| tracing::warn!(error = %e, "the offered model's file is damaged"))
+                .ok()
+                .flatten()
+                .is_some()
+        };
+        let speed = cairn_llm::stored_speed(self.store(), "local")
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+            .filter(|s| s.model == offer.model_id())
+            .map(|s| s.line());
+        let s = self.llm_settings();
+        let in_use = s.provider == "local" && std::path::Path::new(&s.model_path) == path;
+        Ok(LlmOffer {
+            name: offer.title.clone(),
+            repo: offer.spec.repo.clone(),
+            revision: offer.spec.revision.clone(),
+            file: offer.file().name.clone(),
+            url: offer.url(&cairn_models::hf_endpoint()),
+            sha256: offer.sha256().to_owned(),
+            licence: offer.licence.clone(),
+            size_bytes: offer.size,
+            memory_bytes: offer.memory_bytes(),
+            memory_note: memory_note(offer),
+            speed_note: speed.clone().unwrap_or_else(|| SPEED_UNMEASURED.to_owned()),
+            speed,
+            downloaded,
+            path: path.display().to_string(),
+            in_use,
+            downloading,
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_offer(&self, _req: Empty) -> Result<LlmOffer> {
+        self.offer_view(&cairn_models::GgufOffer::qwen2_5_1_5b_instruct())
+            .await
+    }
+
+    /// Downloads the offered model (the explicit call is the only way it is downloaded),
+    /// reporting progress on the worker board; with `use_it`, then makes it the provider.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn llm_download(&self, req: LlmDownloadReq) -> Result<LlmDownloadRes> {
+        let offer = cairn_models::GgufOffer::qwen2_5_1_5b_instruct();
+        let cache = self.models_dir();
+        let target = offer.path(&cache);
+        if !DOWNLOADS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(target.clone())
+        {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "{} is being downloaded already; its progress is on the worker board",
+                    offer.title
+                ),
+            ));
+        }
+        let began = Instant::now();
+        let board = self.workers().clone();
+        let title = offer.title.clone();
+        let job = offer.clone();
+        let fetched = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counted = fetched.clone();
+        let endpoint = cairn_models::hf_endpoint();
+        tracing::info!(model = %offer.spec.repo, file = %offer.file().name, %endpoint, "downloading the offered local model");
+        let result = blocking(move || {
+            let last = std::sync::Mutex::new(None::<u64>);
+            let progress = |done: u64, total: u64| {
+                counted.store(done, std::sync::atomic::Ordering::Relaxed);
+                // One report per MB is plenty for the board.
+                let mb = done >> 20;
+                let mut last = last
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if *last == Some(mb) && done != total {
+                    return;
+                }
+                *last = Some(mb);
+                board.report(
+                    MODELS,
+                    WorkerState::Running,
+                    Some(format!(
+                        "downloading {title} ({} of {} MB)",
+                        mb,
+                        total.max(done) >> 20
+                    )),
+                    (total > 0).then(|| done as f32 / total as f32),
+                );
+            };
+            let result = cairn_models::download_gguf(&job, &endpoint, &cache, &progress);
+            let (state, detail) = match &result {
+                Ok(_) => (WorkerState::Idle, format!("{title} downloaded and checked")),
+                Err(e) => (
+                    WorkerState::Failed,
+                    format!("downloading {title} failed: {e}"),
+                ),
+            };
+            board.report(MODELS, state, Some(detail), None);
+            result
+        })
+        .await;
+        DOWNLOADS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&target);
+        let path = result?.map_err(|e| ApiError::new(ErrorCode::Unavailable, e.to_string()))?;
+        if req.use_it {
+            let s = self.llm_settings();
+            self.llm_settings_set(LlmSettingsReq {
+                provider: "local".to_owned(),
+                model: String::new(),
+                base_url: String::new(),
+                model_path: path.display().to_string(),
+                daily_calls: s.daily_calls,
+                daily_usd: s.daily_usd,
+                judge: None,
+                judge_ms: None,
+            })
+            .await?;
+        }
+        Ok(LlmDownloadRes {
+            offer: self.offer_view(&offer).await?,
+            fetched_bytes: fetched.load(std::sync::atomic::Ordering::Relaxed),
+            duration_ms: millis(began),
         })
     }
 }

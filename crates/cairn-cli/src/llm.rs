@@ -2,7 +2,9 @@
 //! prints what came back and how long it took; `usage` shows today's calls and cost against
 //! the daily budget and the latest calls from the ledger; `set-key` and `forget-key` keep an
 //! API key in the OS keyring (read from standard input, never from an argument, never
-//! logged). Test and usage go through the running service when there is one, else the store
+//! logged). `download` prints the local model Cairn offers (size, memory, speed, licence) and
+//! downloads it, checked against its pinned sha256: running it is the choice, it asks nothing.
+//! Test, usage and download go through the running service when there is one, else the store
 //! is opened directly, like every other command.
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -11,7 +13,10 @@ use anyhow::{Context, bail};
 use cairn_api::llm_api::keyring_problem;
 use cairn_api::{ApiError, Backend};
 use cairn_config::{Paths, Settings};
-use cairn_core::api::{LlmStatus, LlmStatusReq, LlmTestReq, LlmTestRes};
+use cairn_core::api::{
+    Empty, LlmDownloadReq, LlmDownloadRes, LlmOffer, LlmStatus, LlmStatusReq, LlmTestReq,
+    LlmTestRes, WorkerState,
+};
 use cairn_llm::ApiKind;
 
 /// How many ledger entries `cairn llm usage` lists.
@@ -251,6 +256,115 @@ pub fn forget_key(api: &str) -> anyhow::Result<()> {
         println!("Removed the {api} API key from the OS keyring.");
     } else {
         println!("No {api} API key was stored in the OS keyring.");
+    }
+    Ok(())
+}
+
+/// Bytes as people read them (`1.1 GB`).
+fn gigabytes(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
+}
+
+/// Prints the offer: what it is and what it costs.
+fn print_offer(out: &mut impl Write, o: &LlmOffer) -> std::io::Result<()> {
+    writeln!(out, "Model:    {} ({})", o.name, o.licence)?;
+    writeln!(out, "From:     {}", o.url)?;
+    writeln!(out, "sha256:   {}", o.sha256)?;
+    writeln!(
+        out,
+        "Size:     {} ({} bytes)",
+        gigabytes(o.size_bytes),
+        o.size_bytes
+    )?;
+    writeln!(
+        out,
+        "Memory:   {} ({})",
+        gigabytes(o.memory_bytes),
+        o.memory_note
+    )?;
+    writeln!(out, "Speed:    {}", o.speed_note)?;
+    writeln!(out, "File:     {}", o.path)?;
+    Ok(())
+}
+
+/// `cairn llm download`: prints the offered local model, then downloads it (running this
+/// command is the choice to download; it asks nothing), checked against its pinned sha256.
+/// With `use_it`, the model then becomes the provider (`llm.provider = "local"`).
+pub async fn download(
+    paths: &Paths,
+    settings: &Settings,
+    config_file: PathBuf,
+    use_it: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let backend = Backend::connect_or_open_with(paths, settings, config_file).await?;
+    let res = download_with(&backend, use_it, json).await;
+    backend.close().await;
+    res
+}
+
+async fn download_with(backend: &Backend, use_it: bool, json: bool) -> anyhow::Result<()> {
+    let offer: LlmOffer = backend.call_typed("llm_offer", &Empty {}).await?;
+    let talk = !json && std::io::stderr().is_terminal();
+    if !json {
+        let mut out = std::io::stdout().lock();
+        print_offer(&mut out, &offer)?;
+        if offer.downloaded {
+            writeln!(out, "Already downloaded and checked.")?;
+        } else {
+            writeln!(
+                out,
+                "Downloading {} and checking its sha256…",
+                gigabytes(offer.size_bytes)
+            )?;
+        }
+    }
+    let req = LlmDownloadReq { use_it };
+    let call = backend.call_typed::<_, LlmDownloadRes>("llm_download", &req);
+    tokio::pin!(call);
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+    let res = loop {
+        tokio::select! {
+            res = &mut call => break res?,
+            _ = tick.tick(), if talk && !offer.downloaded => {
+                if let Ok(status) = backend.status().await
+                    && let Some(w) = status.workers.iter().find(|w| w.name == "models")
+                    && let Some(detail) = &w.detail
+                    && w.state == WorkerState::Running
+                {
+                    eprint!("\r{detail}   ");
+                }
+            }
+        }
+    };
+    if talk && !offer.downloaded {
+        eprintln!();
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&res)?);
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    if res.fetched_bytes > 0 {
+        writeln!(
+            out,
+            "Downloaded {} in {:.0} s; sha256 checked.",
+            gigabytes(res.fetched_bytes),
+            res.duration_ms as f64 / 1000.0
+        )?;
+    }
+    if res.offer.in_use {
+        writeln!(
+            out,
+            "In use: llm.provider = \"local\", llm.model_path = {:?}.",
+            res.offer.path
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Not in use yet: run `cairn llm download --use`, or choose it under Settings → \
+             Model providers."
+        )?;
     }
     Ok(())
 }

@@ -698,6 +698,17 @@ enum LlmCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Download the local model Cairn offers (Qwen2.5-1.5B-Instruct, Q4_K_M GGUF, 1.1 GB,
+    /// Apache-2.0), pinned by revision and sha256: prints its size, memory and speed, then
+    /// downloads it (running this is the choice; it asks nothing). HF_ENDPOINT names a mirror.
+    Download {
+        /// Then make it the model provider (llm.provider = "local", llm.model_path = the file).
+        #[arg(long = "use")]
+        use_it: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Store an API key in the OS keyring, read from standard input (typed without echo at a
     /// terminal, or piped in); never give it as an argument.
     SetKey {
@@ -1260,6 +1271,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Command::Llm {
                 what: LlmCmd::Usage { json },
             } => llm::usage(&paths, &loaded.settings, loaded.file.clone(), json)
+                .await
+                .map_err(Failure::from),
+            Command::Llm {
+                what: LlmCmd::Download { use_it, json },
+            } => llm::download(&paths, &loaded.settings, loaded.file.clone(), use_it, json)
                 .await
                 .map_err(Failure::from),
             Command::Llm {

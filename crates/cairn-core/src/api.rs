@@ -107,6 +107,10 @@ macro_rules! for_each_method {
                 "Store an API key (anthropic, openai) in the OS keyring, or remove it.";
             llm_settings_set($crate::api::LlmSettingsReq) -> $crate::api::LlmStatus,
                 "Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once.";
+            llm_offer($crate::api::Empty) -> $crate::api::LlmOffer,
+                "The local model Cairn offers to download: name, licence, size, the memory it needs, its pace here once measured, and whether it is downloaded.";
+            llm_download($crate::api::LlmDownloadReq) -> $crate::api::LlmDownloadRes,
+                "Download the offered local model (only this call does), checked against its pinned sha256, progress on the worker board; with use_it, make it the model provider.";
             items_list($crate::api::ItemsReq) -> $crate::api::ItemList,
                 "Typed memory items, newest first: all, one project's, or those distilled from one conversation.";
             distill_now($crate::api::DistillReq) -> $crate::api::DistillReport,
@@ -738,6 +742,9 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<LlmKeySetReq>(),
         file::<LlmKeyState>(),
         file::<LlmSettingsReq>(),
+        file::<LlmOffer>(),
+        file::<LlmDownloadReq>(),
+        file::<LlmDownloadRes>(),
         file::<ItemView>(),
         file::<ItemEventView>(),
         file::<ItemRelationView>(),

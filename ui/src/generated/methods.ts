@@ -31,8 +31,11 @@ import type { IntegrationList } from "./IntegrationList";
 import type { IntegrationSetReq } from "./IntegrationSetReq";
 import type { ItemList } from "./ItemList";
 import type { ItemsReq } from "./ItemsReq";
+import type { LlmDownloadReq } from "./LlmDownloadReq";
+import type { LlmDownloadRes } from "./LlmDownloadRes";
 import type { LlmKeySetReq } from "./LlmKeySetReq";
 import type { LlmKeyState } from "./LlmKeyState";
+import type { LlmOffer } from "./LlmOffer";
 import type { LlmSettingsReq } from "./LlmSettingsReq";
 import type { LlmStatus } from "./LlmStatus";
 import type { LlmStatusReq } from "./LlmStatusReq";
@@ -150,6 +153,10 @@ export type Methods = {
   llm_key_set: { req: LlmKeySetReq; res: LlmKeyState };
   /** Choose the model provider and the daily budget: saved in the config file's [llm] table and in effect at once. */
   llm_settings_set: { req: LlmSettingsReq; res: LlmStatus };
+  /** The local model Cairn offers to download: name, licence, size, the memory it needs, its pace here once measured, and whether it is downloaded. */
+  llm_offer: { req: Empty; res: LlmOffer };
+  /** Download the offered local model (only this call does), checked against its pinned sha256, progress on the worker board; with use_it, make it the model provider. */
+  llm_download: { req: LlmDownloadReq; res: LlmDownloadRes };
   /** Typed memory items, newest first: all, one project's, or those distilled from one conversation. */
   items_list: { req: ItemsReq; res: ItemList };
   /** Distil every settled conversation window now, within the day's model budget. */
@@ -191,4 +198,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "llm_offer", "llm_download", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;

@@ -220,3 +220,68 @@ pub struct LlmSettingsReq {
     #[ts(type = "number | null")]
     pub judge_ms: Option<u64>,
 }
+
+/// The local model Cairn offers to download for the `local` provider: what it is and what it
+/// costs, before anything is downloaded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmOffer {
+    /// A name for people (`Qwen2.5-1.5B-Instruct (Q4_K_M)`).
+    pub name: String,
+    /// The Hugging Face repository.
+    pub repo: String,
+    /// The pinned commit.
+    pub revision: String,
+    /// The GGUF file.
+    pub file: String,
+    /// Where it is downloaded from (`HF_ENDPOINT` moves it to a mirror).
+    pub url: String,
+    /// Its pinned sha256: a download that hashes otherwise is refused.
+    pub sha256: String,
+    /// The licence (SPDX).
+    pub licence: String,
+    /// The download's size in bytes.
+    #[ts(type = "number")]
+    pub size_bytes: u64,
+    /// The memory needed to run it, in bytes (see `memory_note`).
+    #[ts(type = "number")]
+    pub memory_bytes: u64,
+    /// How `memory_bytes` is estimated.
+    pub memory_note: String,
+    /// Its pace on this machine as last measured (one line), `None` before its first call.
+    #[serde(default)]
+    pub speed: Option<String>,
+    /// The pace, or "measured after the first call" when it has not run here yet.
+    pub speed_note: String,
+    /// True when the file is in Cairn's model cache, checked against its sha256.
+    pub downloaded: bool,
+    /// Where the file is (or will be once downloaded).
+    pub path: String,
+    /// True when `llm.provider` is `local` with this file as `llm.model_path`.
+    pub in_use: bool,
+    /// True while a download of it runs (its progress is on the worker board, `models`).
+    pub downloading: bool,
+}
+
+/// Download the offered local model (nothing downloads it but this call), checked against its
+/// pinned sha256; a file already downloaded is not fetched again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct LlmDownloadReq {
+    /// Once it is there, make it the model provider (`llm.provider = "local"`,
+    /// `llm.model_path` = the file), saved in the config file. Left out: settings unchanged.
+    #[serde(default)]
+    pub use_it: bool,
+}
+
+/// What a download did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct LlmDownloadRes {
+    /// The offer as it stands after the download.
+    pub offer: LlmOffer,
+    /// Bytes fetched (0 when the file was already there).
+    #[ts(type = "number")]
+    pub fetched_bytes: u64,
+    /// How long it took, in milliseconds.
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+}
