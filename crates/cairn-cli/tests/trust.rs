@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod hostile;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
 struct Daemon {
