@@ -652,6 +652,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[path = "../../cairn-capture/tests/hostile/mod.rs"]
 mod hostile;
+mod llm_download;
 mod review;
 mod skills;
 

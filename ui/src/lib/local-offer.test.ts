@@ -28,8 +28,8 @@ function worker(state: WorkerStatus["state"], progress: number | null, name = "m
 describe("the local model offer", () => {
   it("shows size, memory, speed and licence before any download", () => {
     expect(offerFacts(offer)).toEqual([
-      { label: "Size", value: "1.0 GB" },
-      { label: "Memory", value: "about 8.4 GB", title: offer.memory_note },
+      { label: "Size", value: "1.1 GB" },
+      { label: "Memory", value: "about 9.0 GB", title: offer.memory_note },
       { label: "Speed", value: "measured after the first call" },
       { label: "Licence", value: "Apache-2.0" },
     ]);

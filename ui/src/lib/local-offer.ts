@@ -1,8 +1,12 @@
 import type { LlmOffer, WorkerStatus } from "../generated";
-import { formatBytes } from "./format";
 
 /** The worker board's name for model downloads. */
 export const MODELS_WORKER = "models";
+
+/** Bytes in decimal gigabytes (`1.1 GB`), as the CLI and the README give the offer's figures. */
+export function gigabytes(bytes: number): string {
+  return `${(bytes / 1e9).toFixed(1)} GB`;
+}
 
 /** The download's progress from the worker board, in percent, while it runs; null otherwise. */
 export function downloadPercent(workers: WorkerStatus[]): number | null {
@@ -14,8 +18,8 @@ export function downloadPercent(workers: WorkerStatus[]): number | null {
 /** The figures the offer shows before a download, one line each. */
 export function offerFacts(offer: LlmOffer): { label: string; value: string; title?: string }[] {
   return [
-    { label: "Size", value: formatBytes(offer.size_bytes) },
-    { label: "Memory", value: `about ${formatBytes(offer.memory_bytes)}`, title: offer.memory_note },
+    { label: "Size", value: gigabytes(offer.size_bytes) },
+    { label: "Memory", value: `about ${gigabytes(offer.memory_bytes)}`, title: offer.memory_note },
     { label: "Speed", value: offer.speed ?? offer.speed_note },
     { label: "Licence", value: offer.licence },
   ];
