@@ -80,9 +80,13 @@ struct Turn<'a> {
     reply: &'a str,
 }
 
+/// Writes a store file whole (through a rename: capture watches the stores and must never
+/// read one half written).
 fn write(path: &Path, text: &str) {
     fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-    fs_err::write(path, text).unwrap();
+    let part = path.with_file_name(".cairn-test-part");
+    fs_err::write(&part, text).unwrap();
+    fs_err::rename(&part, path).unwrap();
 }
 
 fn lines(v: &[Value]) -> String {
@@ -336,6 +340,9 @@ fn write_session(framework: &str, home: &Path, cwd: &Path, id: &str, day: u32, t
                     |r| r.get(0),
                 )
                 .unwrap();
+            // One transaction, as OpenCode's own writes: capture watches the store and never
+            // sees a session half written.
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
             if fresh == 0 {
                 conn.execute_batch(&schema).unwrap();
                 conn.execute(
@@ -415,6 +422,7 @@ fn write_session(framework: &str, home: &Path, cwd: &Path, id: &str, day: u32, t
                     json!({"type": "text", "text": t.reply}),
                 );
             }
+            conn.execute_batch("COMMIT").unwrap();
         }
         other => panic!("no store writer for {other}"),
     }
@@ -788,10 +796,10 @@ fn files_containing(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
         let p = e.path();
         if p.is_dir() {
             hits.extend(files_containing(&p, needle));
-        } else if let Ok(bytes) = fs_err::read(&p) {
-            if bytes.windows(needle.len()).any(|w| w == needle) {
-                hits.push(p);
-            }
+        } else if let Ok(bytes) = fs_err::read(&p)
+            && bytes.windows(needle.len()).any(|w| w == needle)
+        {
+            hits.push(p);
         }
     }
     hits
@@ -1009,6 +1017,12 @@ fn an_obeying_model_makes_only_marked_outside_items_kept_out_of_instruction_file
     for i in &planted {
         assert_eq!(i["provenance"], "outside", "{i:#}");
     }
+    println!(
+        "obeying model: {} windows distilled, {} calls, {} items from the README, all outside",
+        report["windows"],
+        report["calls"],
+        planted.len()
+    );
     let users = items
         .iter()
         .find(|i| i["provenance"] == "user" && text(i).contains("1Password"))
