@@ -34,11 +34,11 @@ fn gigabytes(bytes: u64) -> String {
 /// How the offer's memory figure is made, in its own numbers.
 fn memory_note(offer: &cairn_models::GgufOffer) -> String {
     format!(
-        "{} of weights (Cairn's loader dequantizes the {} parameters to f32, 4 bytes each, \
-         and holds the tied embedding twice) plus {} of key-value cache for the full \
+        "{} of weights (Cairn's loader dequantizes the {:.2} billion parameters to f32, 4 bytes \
+         each, and holds the tied embedding twice) plus {} of key-value cache for the full \
          {}-token context; the file itself is {}",
         gigabytes(offer.weights_bytes()),
-        offer.parameters,
+        offer.parameters as f64 / 1e9,
         gigabytes(offer.kv_cache_bytes()),
         offer.context,
         gigabytes(offer.size)

