@@ -443,12 +443,13 @@ fn poisoned_turns() -> Vec<(String, String)> {
 /// A fake home with the poisoned session in every framework's store and the user's own
 /// statement in a Claude Code session; the repository the sessions work in.
 struct World {
+    /// First, so it stops before its folders go.
+    daemon: Option<Daemon>,
     cairn_home: tempfile::TempDir,
     user_home: tempfile::TempDir,
     /// The fake `claude` and what it was given.
     bin: PathBuf,
     repo: PathBuf,
-    daemon: Option<Daemon>,
 }
 
 fn models() -> String {
@@ -498,11 +499,11 @@ impl World {
         let bin = cairn_home.path().join("fake-bin");
         fake_claude(&bin);
         let mut world = Self {
+            daemon: None,
             cairn_home,
             user_home,
             bin,
             repo,
-            daemon: None,
         };
         world.daemon = Some(Daemon::start(&world));
         world
