@@ -26,6 +26,8 @@ const SLOW_METHODS: Partial<Record<keyof Methods, number>> = {
   distill_rebuild: 60 * 60_000,
   // Relate, re-score, archive and rewrite changed profiles (one model call each).
   sleep_now: 60 * 60_000,
+  // The offered local model (1.1 GB), downloaded and checked against its sha256.
+  llm_download: 2 * 60 * 60_000,
 };
 
 /** Talks to the service over HTTP: `POST /api/rpc/<method>` with a JSON body. */
