@@ -1,7 +1,7 @@
 // Shared helpers for the browser tests: start `cairn daemon` on a fresh CAIRN_HOME,
 // talk to its API directly, and launch Debian's chromium through playwright-core.
 import { spawn } from "node:child_process";
-import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { createRequire } from "node:module";
@@ -306,7 +306,9 @@ export const AXE_PATH = createRequire(import.meta.url).resolve("axe-core/axe.min
  * returns its violations of impact serious or critical.
  */
 export async function axeViolations(page, selector = null) {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
+  // Evaluated, not added as a script tag: the served UI's CSP refuses inline scripts, and it
+  // is tested as served.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(readFileSync(AXE_PATH, "utf8"));
   const result = await page.evaluate(
     // eslint-disable-next-line no-undef
     (sel) => axe.run(sel === null ? document : document.querySelector(sel), { resultTypes: ["violations"] }),

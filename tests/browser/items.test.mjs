@@ -3,7 +3,7 @@
 // fake `claude` first on PATH answers like Claude Code (`-p --output-format json`): a
 // consolidation request gets one stated fact (and one inferred preference, which the rules
 // drop), a profile request gets a timeline and a summary. It fails unless CAIRN_INTERNAL_CALL=1
-// is set and it runs in <CAIRN_HOME>/data/model-calls. Then: Distil now (Activity) → the item
+// is set, it runs in <CAIRN_HOME>/data/model-calls with a cleared environment and its own config home. Then: Distil now (Activity) → the item
 // in Search with its kind → its page (summary, history "created", its source request, a link
 // to the conversation) → the conversation lists it → Profiles is empty → Tidy up now writes
 // the project's profile → Profiles shows it → Rebuild… shows the diff.
@@ -83,6 +83,7 @@ const CONSOLIDATE = claudeOutput({
       importance: 3,
       certainty: "stated",
       sources: [1],
+      stated_by: "user",
     },
     {
       kind: "preference",
@@ -94,6 +95,7 @@ const CONSOLIDATE = claudeOutput({
       importance: 2,
       certainty: "inferred",
       sources: [2],
+      stated_by: "user",
     },
   ],
 });
@@ -109,7 +111,9 @@ function fakeClaude() {
   const log = join(bin, "claude.log");
   const script = `#!/bin/sh
 if [ "$CAIRN_INTERNAL_CALL" != "1" ]; then echo "recursion guard not set" >&2; exit 3; fi
-if [ "$(pwd -P)" != "$(cd "$CAIRN_HOME/data/model-calls" && pwd -P)" ]; then echo "wrong folder $(pwd)" >&2; exit 4; fi
+case "$(pwd -P)" in */data/model-calls) ;; *) echo "wrong folder $(pwd)" >&2; exit 4 ;; esac
+if [ -n "$CAIRN_HOME" ]; then echo "the environment was not cleared" >&2; exit 5; fi
+if [ "$CLAUDE_CONFIG_DIR" != "$(pwd)/claude-home" ]; then echo "not its own config home: $CLAUDE_CONFIG_DIR" >&2; exit 6; fi
 input=$(cat)
 if printf '%s' "$input" | grep -q "timeline and summary"; then
   echo profile >> '${log}'

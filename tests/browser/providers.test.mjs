@@ -1,6 +1,6 @@
 // End-to-end: Settings → Providers and the Activity view's model meter against a real
 // `cairn daemon` whose PATH starts with a folder holding a fake `claude` (Claude Code's JSON
-// output; it fails unless CAIRN_INTERNAL_CALL=1 is set and it runs in <CAIRN_HOME>/data/model-calls).
+// output; it fails unless CAIRN_INTERNAL_CALL=1 is set and it runs in <CAIRN_HOME>/data/model-calls, with a cleared environment and its own config home).
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,7 +31,9 @@ function fakeClaude() {
   const ran = join(bin, "claude.ran");
   const script = `#!/bin/sh
 if [ "$CAIRN_INTERNAL_CALL" != "1" ]; then echo "recursion guard not set" >&2; exit 3; fi
-if [ "$(pwd -P)" != "$(cd "$CAIRN_HOME/data/model-calls" && pwd -P)" ]; then echo "wrong folder $(pwd)" >&2; exit 4; fi
+case "$(pwd -P)" in */data/model-calls) ;; *) echo "wrong folder $(pwd)" >&2; exit 4 ;; esac
+if [ -n "$CAIRN_HOME" ]; then echo "the environment was not cleared" >&2; exit 5; fi
+if [ "$CLAUDE_CONFIG_DIR" != "$(pwd)/claude-home" ]; then echo "not its own config home: $CLAUDE_CONFIG_DIR" >&2; exit 6; fi
 cat > /dev/null
 echo ran >> '${ran}'
 cat <<'CAIRN_EOF'

@@ -226,7 +226,9 @@ describe("Review inbox against cairn daemon", { timeout: 240_000 }, () => {
 
   it("an undo refused because the item changed since is explained in plain words", async () => {
     // The archived junk item is changed again after the archive (as a distillation would).
-    const now = await itemState("i_junk");
+    // (The API names an item's unchecked provenance "unchecked"; the log stores it as absent.)
+    const { provenance, ...now } = await itemState("i_junk");
+    assert.equal(provenance, "unchecked");
     putEvents(daemon.home, [["updated", { ...now, title: "ok then", archived: true }]]);
     const row = page.locator('[data-testid="review-recent-row"]', { has: page.locator(".recent-action", { hasText: "Archived" }) });
     await row.getByTestId("review-recent-undo").click();

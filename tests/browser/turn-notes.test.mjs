@@ -274,7 +274,13 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
     const { report } = await api("replay_latest");
     assert.ok(report && report.requests > 0, `the captured requests were replayed: ${JSON.stringify(report)}`);
     assert.equal((await card.getByTestId("replay-requests").innerText()).trim(), String(report.requests));
-    assert.equal(await card.getByTestId("replay-run").isEnabled(), true, "the button is back once the replay ends");
+    // The figures are kept before the worker board says the replay ended: the button comes
+    // back with the board's next poll.
+    assert.equal(
+      await eventually(() => card.getByTestId("replay-run").isEnabled(), { timeoutMs: 15_000 }),
+      true,
+      "the button is back once the replay ends",
+    );
     await page.reload();
     await card.getByTestId("replay-figures").waitFor();
     assert.equal((await card.getByTestId("replay-requests").innerText()).trim(), String(report.requests));
