@@ -273,7 +273,7 @@ async fn the_llm_test_request_passes_and_the_pace_is_kept_and_used() {
 }
 
 /// Answer tokens per second with and without the constraint, on the same request:
-/// `cargo test -p cairn-llm --test constrained pace -- --nocapture`.
+/// `cargo test -p cairn-llm --test providers pace_with -- --nocapture`.
 #[test]
 fn pace_with_and_without_the_constraint() {
     let model = local();
