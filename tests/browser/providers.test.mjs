@@ -3,7 +3,7 @@
 // output; it fails unless CAIRN_INTERNAL_CALL=1 is set and it runs in <CAIRN_HOME>/data/model-calls, with a cleared environment and its own config home).
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -205,6 +205,25 @@ describe("Settings → Providers and the model meter against cairn daemon with a
     assert.equal(await page.getByTestId("judge-ms").isDisabled(), true);
     await page.getByTestId("provider-save").click();
     await until((s) => s.judge === false);
+  });
+
+  it("the offered local model shows its size, memory, speed and licence, and nothing is downloaded before Download", async () => {
+    await page.goto(`${daemon.base}/#/settings?token=${encodeURIComponent(daemon.token)}`);
+    const offer = page.getByTestId("local-offer");
+    await offer.getByTestId("local-offer-name").waitFor();
+    const api_ = await api("llm_offer");
+    assert.equal(api_.downloaded, false, JSON.stringify(api_));
+    assert.match(await offer.getByTestId("local-offer-name").innerText(), /Qwen2\.5-1\.5B-Instruct/);
+    assert.match(await offer.getByTestId("local-offer-size").innerText(), /^1\.1 GB$/);
+    assert.match(await offer.getByTestId("local-offer-memory").innerText(), /^about \d+(\.\d)? GB$/);
+    assert.match(await offer.getByTestId("local-offer-speed").innerText(), /measured after the first call/);
+    assert.equal((await offer.getByTestId("local-offer-licence").innerText()).trim(), api_.licence);
+    assert.equal(await offer.getByTestId("local-offer-download").isEnabled(), true);
+    // Showing the offer downloads nothing: no model file anywhere in Cairn's data folder.
+    const files = readdirSync(join(daemon.home, "data"), { recursive: true }).map(String);
+    assert.deepEqual(files.filter((f) => f.endsWith(".gguf") || f.includes(".part")), [], files.join(", "));
+    assert.equal((await api("llm_offer")).downloaded, false);
+    assert.deepEqual(pageErrors, []);
   });
 
   it("Distil now reports that nothing has settled, and the meter follows the new budget", async () => {
