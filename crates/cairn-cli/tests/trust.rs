@@ -10,6 +10,31 @@ mod hostile;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
+/// Reads a starting `cairn daemon`'s address from its standard output (which is drained
+/// afterwards): its base URL and its token. Panics, with its exit status, when it exits first.
+fn address(child: &mut Child) -> (String, String) {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = loop {
+        let Some(line) = lines.next() else {
+            panic!(
+                "daemon exited ({:?}) before printing its address",
+                child.wait()
+            );
+        };
+        let line = line.unwrap();
+        if line.contains("http://127.0.0.1:") {
+            break line;
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap();
+    let (base, token) = url.split_once("/#token=").unwrap();
+    (base.to_owned(), token.to_owned())
+}
+
 struct Daemon {
     child: Child,
     url: String,
@@ -35,26 +60,8 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = loop {
-            let line = lines
-                .next()
-                .expect("daemon exited before printing its address")
-                .unwrap();
-            if line.contains("http://127.0.0.1:") {
-                break line;
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap();
-        let (base, _token) = url.split_once("/#token=").unwrap();
-        Self {
-            child,
-            url: base.to_owned(),
-        }
+        let (url, _token) = address(&mut child);
+        Self { child, url }
     }
 
     /// `GET <path>`: the status and the body.

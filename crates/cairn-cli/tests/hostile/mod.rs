@@ -728,30 +728,8 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = loop {
-            let Some(line) = lines.next() else {
-                panic!(
-                    "daemon exited ({:?}) before printing its address",
-                    child.wait()
-                );
-            };
-            let line = line.unwrap();
-            if line.contains("http://127.0.0.1:") {
-                break line;
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap();
-        let (base, token) = url.split_once("/#token=").unwrap();
-        Self {
-            child,
-            url: base.to_owned(),
-            token: token.to_owned(),
-        }
+        let (url, token) = crate::address(&mut child);
+        Self { child, url, token }
     }
 
     fn rpc(&self, method: &str, body: &Value) -> Value {
