@@ -126,6 +126,21 @@ pub struct Models {
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Cross-encoder.
     pub reranker: Option<Arc<dyn Reranker>>,
+    /// The embedder's cache (see `embed_cache`), when there is an embedder.
+    pub cache: Option<Arc<crate::embed_cache::CachedEmbedder>>,
+}
+
+impl Models {
+    /// Says on standard error how many texts the cache answered and how many were embedded.
+    pub fn say_cache(&self) {
+        if let Some(c) = &self.cache {
+            let (found, embedded) = c.counts();
+            eprintln!(
+                "embeddings: {found} texts read from the cache ({}), {embedded} embedded",
+                c.path().display()
+            );
+        }
+    }
 }
 
 fn category_name(c: &str) -> &'static str {
@@ -557,7 +572,9 @@ pub async fn run_locomo(
 ) -> anyhow::Result<()> {
     let setups = setups_from(tunings, default_setups)?;
     let models = eval_models(paths, settings).await;
-    locomo(file, audit, json, &models, setups).await.map(|_| ())
+    locomo(file, audit, json, &models, setups).await?;
+    models.say_cache();
+    Ok(())
 }
 
 /// The setups of `--tuning` flags, or `default` when there are none.
@@ -580,7 +597,19 @@ pub(crate) async fn eval_models(
     for w in &warnings {
         eprintln!("note: {w}");
     }
-    Models { embedder, reranker }
+    // Vectors are kept between runs (see `embed_cache`): a second run over the same corpus
+    // does not embed it again.
+    let cache = embedder.map(|e| {
+        Arc::new(crate::embed_cache::CachedEmbedder::open(
+            e,
+            &paths.data.join("eval-embeddings"),
+        ))
+    });
+    Models {
+        embedder: cache.clone().map(|c| c as Arc<dyn Embedder>),
+        reranker,
+        cache,
+    }
 }
 
 /// The setups whose models are available (each one left out is said on standard error).

@@ -14,6 +14,7 @@ mod bench_distill;
 mod bench_note;
 mod bench_replay;
 mod bench_search;
+mod embed_cache;
 mod eval;
 mod eval_distill;
 mod export_cli;
@@ -552,6 +553,10 @@ enum EvalCmd {
         /// JSON object of tuning fields); repeatable.
         #[arg(long = "tuning", value_name = "JSON")]
         tunings: Vec<String>,
+        /// Also write one JSON line per measured request and setup to this file: the
+        /// request, the turns it needs, where the first of them ranked, and the top three.
+        #[arg(long, value_name = "FILE")]
+        rows: Option<PathBuf>,
     },
     /// Distil LoCoMo conversations with the configured model provider and measure how many
     /// questions' evidence turns the items' sources cover, items per session, and model calls
@@ -1141,8 +1146,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         split,
                         json,
                         tunings,
+                        rows,
                     },
-            } => real_eval::run(&paths, &loaded.settings, &dir, &split, json, &tunings)
+            } => real_eval::run(
+                &paths,
+                &loaded.settings,
+                &dir,
+                &split,
+                json,
+                &tunings,
+                rows.as_deref(),
+            )
                 .await
                 .map(|_| ())
                 .map_err(Failure::from),

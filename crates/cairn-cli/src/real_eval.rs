@@ -16,6 +16,7 @@
 //! The split is by repository (`split.json`): choices are made on `train`; `heldout` is for
 //! final figures only, and is measured only when asked for by name.
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -313,6 +314,7 @@ pub async fn run(
     split: &str,
     json: bool,
     tunings: &[String],
+    rows: Option<&Path>,
 ) -> anyhow::Result<Vec<SplitFigures>> {
     let wanted: Vec<&str> = match split {
         "train" => vec!["train"],
@@ -346,15 +348,32 @@ pub async fn run(
     let models = eval_models(paths, settings).await;
     let setups = runnable(setups, &models);
     let mut out = Vec::new();
+    let mut row_file = match rows {
+        Some(p) => Some(std::io::BufWriter::new(
+            fs_err::File::create(p).with_context(|| format!("--rows {}", p.display()))?,
+        )),
+        None => None,
+    };
     for name in wanted {
         let repos = if name == "train" {
             &splits.train
         } else {
             &splits.heldout
         };
-        let figures = measure(dir, name, repos, &sources, &labels, &setups, &models).await?;
+        let figures = measure(
+            dir,
+            name,
+            repos,
+            &sources,
+            &labels,
+            &setups,
+            &models,
+            row_file.as_mut().map(|w| w as &mut dyn std::io::Write),
+        )
+        .await?;
         out.push(figures);
     }
+    models.say_cache();
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -364,6 +383,10 @@ pub async fn run(
 }
 
 /// One split measured.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the corpus's parts, read once by the caller"
+)]
 async fn measure(
     dir: &Path,
     name: &str,
@@ -372,6 +395,7 @@ async fn measure(
     labels: &HashMap<String, Vec<Label>>,
     setups: &[Setup],
     models: &Models,
+    mut rows: Option<&mut dyn std::io::Write>,
 ) -> anyhow::Result<SplitFigures> {
     let mut tallies: Vec<Tally> = setups.iter().map(|_| Tally::default()).collect();
     let (mut records_total, mut labelled, mut need, mut unmatched) = (0, 0, 0, 0);
@@ -498,11 +522,33 @@ async fn measure(
                 }
                 let top10 = &ranked[..ranked.len().min(10)];
                 tally.all10 += usize::from(needed.iter().all(|n| top10.contains(&n.as_str())));
+                if let Some(w) = rows.as_mut() {
+                    let request_of = |id: &str| {
+                        records
+                            .iter()
+                            .find(|r| r.record.id.as_str() == id)
+                            .map(|r| r.record.request.chars().take(160).collect::<String>())
+                    };
+                    let row = serde_json::json!({
+                        "split": name,
+                        "repo": repo,
+                        "setup": setup.name,
+                        "request": asked.record.request.chars().take(300).collect::<String>(),
+                        "needed": needed.iter().map(|n| request_of(n)).collect::<Vec<_>>(),
+                        "rank": ranked.iter().position(|r| needed.iter().any(|n| n == r))
+                            .map(|p| p + 1),
+                        "top3": ranked.iter().take(3).map(|r| request_of(r)).collect::<Vec<_>>(),
+                    });
+                    writeln!(w, "{row}")?;
+                }
             }
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(w) = rows.as_mut() {
+        w.flush()?;
+    }
     let share = |a: usize, n: usize| if n == 0 { 0.0 } else { a as f64 / n as f64 };
     let setups = setups
         .iter()
