@@ -15,7 +15,10 @@ import argparse
 import datetime as dt
 import json
 import random
+import re
 import sys
+
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 
 FRAMEWORKS = ["claude-code", "codex", "gemini-cli", "cursor", "opencode"]
 
@@ -920,6 +923,276 @@ BRANCHES = ["fix/rounding", "feat/export", "chore/deps", "feat/pagination", "fix
             "refactor/config", "feat/webhooks", "fix/timeout"]
 
 
+# ---------------------------------------------------------------------------------------
+# Tool steps. Agent turns carry what the agent ran (a test run, a grep, a file read, an
+# edit, a build) the way capture stores it, so a record's length says nothing about whether
+# it holds a fact: filler and evidence draw their length from one distribution.
+# ---------------------------------------------------------------------------------------
+
+TEST_CMD = {
+    "python": "uv run pytest -q {test}", "data": "uv run pytest -q tests/",
+    "rust": "cargo test {func}", "typescript": "npx vitest run {file}",
+    "go": "go test ./internal/... -run {func}", "infra": "terraform plan -no-color",
+}
+BUILD_CMD = {
+    "python": "uv run ruff check . && uv run mypy app", "data": "uv run ruff check src pipelines",
+    "rust": "cargo build --all-targets", "typescript": "npm run build",
+    "go": "go vet ./... && go build ./...", "infra": "terraform validate && tflint",
+}
+CASES = ["empty", "zero", "unicode", "large_input", "missing_field", "duplicate", "negative",
+         "timeout", "retry", "happy_path", "invalid", "boundary", "concurrent", "nested"]
+CODE = {
+    "python": ["def {func}(session: AsyncSession, customer_id: int) -> Invoice:",
+               "    stmt = select(Invoice).where(Invoice.customer_id == customer_id)",
+               "    result = await session.execute(stmt)", "    return result.scalars().first()",
+               "from app.db import get_session", "    if amount <= 0:",
+               "        raise HTTPException(status_code=422, detail=\"amount must be positive\")",
+               "    logger.info(\"{func} done\", extra={{\"rid\": request_id.get()}})",
+               "@router.post(\"/invoices\", status_code=201)", "    total = sum(line.price for line in lines)",
+               "class InvoiceOut(BaseModel):", "    model_config = ConfigDict(from_attributes=True)"],
+    "data": ["def {func}(df: pd.DataFrame) -> pd.DataFrame:", "    df = df.dropna(subset=[\"customer_id\"])",
+             "    return df.groupby(\"customer_id\").agg(total=(\"amount\", \"sum\"))",
+             "with DAG(\"daily_events\", schedule=\"0 3 * * *\", catchup=False) as dag:",
+             "    events = load_events(ds)", "    features = {func}(events)",
+             "    X_train, X_test = train_test_split(X, test_size=0.2)",
+             "    model.fit(X_train, y_train)", "import pandas as pd", "    df[\"day\"] = df[\"ts\"].dt.date"],
+    "rust": ["pub fn {func}(path: &Path) -> Result<Config> {{", "    let text = fs::read_to_string(path)?;",
+             "    let cfg: Config = toml::from_str(&text).context(\"parsing config\")?;", "    Ok(cfg)", "}}",
+             "#[derive(Debug, Parser)]", "struct ListArgs {{", "    #[arg(long)]", "    json: bool,",
+             "    for entry in walkdir::WalkDir::new(root) {{", "        let entry = entry?;",
+             "impl Segment {{", "    fn len(&self) -> usize {{ self.entries.len() }}", "use anyhow::{{Context, Result}};"],
+    "typescript": ["export function {func}(props: Props) {{", "  const {{ data, isLoading }} = useQuery(ordersQuery);",
+                   "  if (isLoading) return <Spinner />;", "  return <Table rows={{data.items}} />;", "}}",
+                   "import {{ useQuery }} from \"@tanstack/react-query\";", "const formatter = new Intl.NumberFormat(\"en-GB\");",
+                   "  useEffect(() => {{", "  }}, [orderId]);", "export default {func};",
+                   "type Props = {{ orderId: string; onClose: () => void }};"],
+    "go": ["func {func}(ctx context.Context, msgs []kafka.Message) error {{", "\tfor _, m := range msgs {{",
+           "\t\tif err := s.store.Insert(ctx, m.Value); err != nil {{", "\t\t\treturn fmt.Errorf(\"insert: %w\", err)",
+           "\t\t}}", "\t}}", "\treturn nil", "}}", "type Consumer struct {{", "\treader *kafka.Reader",
+           "\tlog    *slog.Logger", "import \"github.com/segmentio/kafka-go\""],
+    "infra": ["resource \"aws_security_group\" \"this\" {{", "  name_prefix = var.name_prefix",
+              "  vpc_id      = var.vpc_id", "  tags        = merge(var.tags, {{ Module = \"{func}\" }})", "}}",
+              "module \"{func}\" {{", "  source = \"../../modules/{func}\"", "variable \"instance_type\" {{",
+              "  type    = string", "  default = \"t3.medium\"", "output \"id\" {{", "  value = aws_instance.this.id"],
+}
+FOLLOW_UPS = [
+    "I also checked the other call sites; nothing else needed changing.",
+    "The full test suite still passes.",
+    "I left the public interface as it was, so callers are unaffected.",
+    "Nothing else in the diff changed behaviour.",
+    "I kept the change small so it is easy to review.",
+    "Let me know if you want the same treatment elsewhere.",
+    "There is one warning left in an unrelated file; I did not touch it.",
+    "The linter and the type checker are both clean.",
+    "I ran it twice to be sure the result is stable.",
+    "The commit is not made yet; say if you want one.",
+    "If this comes up again, the log line now says which input caused it.",
+    "I added a short comment above the change explaining why.",
+]
+OPENERS = ["", "", "", "Found it. ", "OK — ", "Right: ", "Looked into it. ", "Short version: "]
+
+
+def tool_json(obj):
+    """A tool input the way capture renders it into a record's text (compact JSON)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def captured_framework(name):
+    """The session format a sample's framework is written in when the loader captures it:
+    Claude Code's JSONL for claude-code and cursor, Codex's rollout files for the others."""
+    return "claude-code" if name in ("claude-code", "cursor") else "codex"
+
+
+def tool_text(framework, tool):
+    """One tool step as it appears in a captured record's text."""
+    if captured_framework(framework) == "codex" and tool["name"] == "Bash":
+        name, inp = "shell", {"command": ["bash", "-lc", tool["input"]]}
+    else:
+        name, inp = tool["name"], TOOL_INPUT[tool["name"]](tool["input"])
+    return f"\n\n[tool {name}] {tool_json(inp)}" + (f"\n{tool['output']}" if tool["output"] else "")
+
+
+def _edit_input(s):
+    path, _, rest = s.partition("\n")
+    old, _, new = rest.partition("\n=>\n")
+    return {"file_path": path, "old_string": old, "new_string": new}
+
+
+TOOL_INPUT = {
+    "Bash": lambda s: {"command": s},
+    "Read": lambda s: {"file_path": s},
+    "Grep": lambda s: {"pattern": s.split(" in ")[0], "path": s.split(" in ")[-1]},
+    "Edit": _edit_input,
+}
+
+
+def record_text(framework, user, answers):
+    """A record's text as the loader builds it through capture: the request, then each agent
+    turn's tool steps and its answer."""
+    text = user
+    for a in answers:
+        for t in a.get("tools", []):
+            text += tool_text(framework, t)
+        if a["text"].strip():
+            text += "\n\n" + a["text"].strip()
+    return text
+
+
+def target_length(r):
+    """A record's length, the same draw for filler and evidence: a few short exchanges,
+    most carrying tool output (log-uniform up to a few thousand characters)."""
+    if r.random() < 0.16:
+        return r.randint(70, 240)
+    return int(240 * (16 ** r.random()))
+
+
+def code_line(r, stack, slots):
+    return r.pick(CODE[stack]).format(**slots)
+
+
+def make_tool(r, kind, stack, slots, lines):
+    """One tool step of `kind` with about `lines` lines of output."""
+    st = STACKS[stack]
+    f = slots["file"]
+    func = slots["func"]
+    lines = max(1, lines)
+    if kind == "test":
+        test = f if f.startswith("tests/") else "tests/test_" + f.rsplit("/", 1)[-1].split(".")[0] + ".py"
+        cmd = TEST_CMD[stack].format(test=test, func=func, file=f)
+        out = []
+        n = 0
+        for _ in range(lines - 1):
+            case = r.pick(CASES)
+            n += 1
+            if stack in ("python", "data"):
+                out.append(f"{test}::test_{func}_{case} PASSED{' ' * 8}[{min(99, 3 * n):3d}%]")
+            elif stack == "rust":
+                out.append(f"test {f.split('/')[-1].split('.')[0]}::tests::{func}_{case} ... ok")
+            elif stack == "typescript":
+                out.append(f" ✓ {f} > {func} > {case.replace('_', ' ')} {r.randint(1, 40)}ms")
+            elif stack == "go":
+                out.append(f"=== RUN   Test{func}/{case}\n--- PASS: Test{func}/{case} (0.0{r.randint(0, 9)}s)")
+            else:
+                m = r.pick(st["funcs"])
+                out.append(f"  # module.{m}.aws_security_group_rule.{case} will be updated in-place")
+        fail = r.randint(0, 2) if r.random() < 0.2 else 0
+        if stack in ("python", "data"):
+            out.append(f"==== {n - fail} passed{f', {fail} failed' if fail else ''} in {r.randint(1, 40)}.{r.randint(0, 99):02d}s ====")
+        elif stack == "rust":
+            out.append(f"test result: {'FAILED' if fail else 'ok'}. {n - fail} passed; {fail} failed; 0 ignored")
+        elif stack == "typescript":
+            out.append(f" Test Files  1 passed (1)\n      Tests  {n - fail} passed | {fail} failed ({n})")
+        elif stack == "go":
+            out.append(f"{'FAIL' if fail else 'ok'}  \tgithub.com/example/{func.lower()}\t0.{r.randint(10, 99)}s")
+        else:
+            out.append(f"Plan: {r.randint(0, 3)} to add, {n} to change, 0 to destroy.")
+        return {"name": "Bash", "input": cmd, "output": "\n".join(out)}
+    if kind == "grep":
+        pattern = r.pick([func, func.lower(), r.pick(st["funcs"])])
+        where = f.split("/")[0] if "/" in f else "."
+        out = [f"{r.pick(st['files'])}:{r.randint(3, 400)}:{code_line(r, stack, slots).strip()}"
+               for _ in range(lines)]
+        return {"name": "Grep", "input": f"{pattern} in {where}", "output": "\n".join(out)}
+    if kind == "read":
+        start = r.randint(1, 200)
+        out = [f"{start + i:6d}\t{code_line(r, stack, slots)}" for i in range(lines)]
+        return {"name": "Read", "input": f, "output": "\n".join(out)}
+    if kind == "edit":
+        old = code_line(r, stack, slots)
+        new = code_line(r, stack, slots)
+        out = [f"The file {f} has been updated. Here's the result of running `cat -n` on a snippet:"]
+        start = r.randint(1, 200)
+        out += [f"{start + i:6d}\t{code_line(r, stack, slots)}" for i in range(lines - 1)]
+        return {"name": "Edit", "input": f"{f}\n{old}\n=>\n{new}", "output": "\n".join(out)}
+    # build
+    cmd = BUILD_CMD[stack]
+    out = []
+    for _ in range(lines - 1):
+        if stack == "rust":
+            out.append(f"   Compiling {r.pick(['serde', 'tokio', 'clap', 'anyhow', 'regex', 'walkdir', 'toml'])} v1.{r.randint(0, 40)}.{r.randint(0, 9)}")
+        elif stack == "typescript":
+            out.append(f"dist/assets/{r.pick(['index', 'vendor', 'orders', 'chart'])}-{r.randrange(16 ** 8):08x}.js  {r.randint(2, 300)}.{r.randint(0, 9)} kB │ gzip: {r.randint(1, 90)}.{r.randint(0, 9)} kB")
+        elif stack == "infra":
+            out.append(f"{r.pick(st['files'])}:{r.randint(1, 120)}: Notice: variable has no description")
+        else:
+            out.append(f"{r.pick(st['files'])}:{r.randint(1, 300)}:{r.randint(1, 80)}: checked")
+    out.append(r.pick(["All checks passed!", "Finished.", "Success! The configuration is valid.",
+                       "build ok", "Found 0 errors."]))
+    return {"name": "Bash", "input": cmd, "output": "\n".join(out)}
+
+
+TOOL_KINDS = ["test", "grep", "read", "edit", "build"]
+
+
+def fill_tools(r, stack, slots, budget, framework):
+    """Tool steps whose rendered text is about `budget` characters (at most four steps)."""
+    tools = []
+    left = budget
+    while left > 60 and len(tools) < 4:
+        kind = r.pick(TOOL_KINDS)
+        share = left if len(tools) == 3 or r.random() < 0.5 else int(left * r.uniform(0.3, 0.7))
+        t = make_tool(r, kind, stack, slots, 1)
+        one = len(tool_text(framework, t))
+        per_line = max(20, (len(tool_text(framework, make_tool(r, kind, stack, slots, 4))) - one) / 3)
+        n = 1 + max(0, int((share - one) / per_line))
+        t = make_tool(r, kind, stack, slots, n)
+        # Trim lines until it fits the budget left (a step always keeps one line).
+        out = t["output"].split("\n")
+        while len(out) > 1 and len(tool_text(framework, t)) > left + 40:
+            out.pop(-2 if len(out) > 2 else -1)
+            t["output"] = "\n".join(out)
+        tools.append(t)
+        left -= len(tool_text(framework, t))
+    return tools
+
+
+# Wordings around a request: the same need asked on different days in different moods.
+FRAMINGS = [
+    "{q}", "{q}", "{q}", "{q}", "{q} please", "{q}, please", "can you {ql}", "could you {ql}?",
+    "hey, {ql}", "quick one: {ql}", "{q} — thanks", "ok so {ql}", "{q}?", "right, {ql}",
+    "one more thing: {ql}", "{q} (no rush)", "before I forget, {ql}", "{q}, when you get a chance",
+    "so, {ql}", "I need help: {ql}", "{q}. it's blocking me", "new task: {ql}", "{q} — any idea?",
+    "morning! {ql}", "{q}; I'm on {branch}", "back on {repo}: {ql}", "in {repo}, {ql}",
+    "{q} (I'm on {branch})", "pls {ql}", "{q}. same as usual", "hmm, {ql}", "{q}!",
+    "another thing — {ql}", "{q}, thx", "need this today: {ql}", "help me out, {ql}",
+]
+PLANT_FRAMINGS = [
+    "{q}", "{q}", "{q}", "hey, {ql}", "{q} — any idea why?", "ugh, {ql}", "quick question: {ql}",
+    "{q}. can you look?", "so {ql}", "{q}, help", "in {repo}: {ql}", "{q} (on {branch})",
+]
+
+
+def frame(r, text, bank, slots):
+    """`text` in one of the wordings of `bank`; returns the text and the wording's index."""
+    i = r.randrange(len(bank))
+    ql = text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+    return bank[i].format(q=text, ql=ql, branch=slots.get("branch", "main"),
+                          repo=slots.get("repo", "the repo")), i
+
+
+def short_answer(text, template):
+    """A fact's answer cut to its one sentence carrying the most of the fact's values (the
+    template's slots), for the records that are short."""
+    parts = [p for p in _sentences(template)]
+    filled = _sentences(text)
+    if len(parts) != len(filled) or len(filled) < 2:
+        return text
+    best = max(range(len(parts)), key=lambda i: (parts[i].count("{"), -i))
+    return filled[best].rstrip(";").rstrip() + ("." if filled[best].endswith(";") else "")
+
+
+def _sentences(text):
+    out, cur = [], ""
+    for i, ch in enumerate(text):
+        cur += ch
+        if ch in ".;" and (i + 1 == len(text) or text[i + 1] == " ") and not cur.rstrip().endswith(("e.g.", "i.e.")):
+            out.append(cur.strip())
+            cur = ""
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
 class Rng(random.Random):
     """random.Random with a couple of helpers."""
 
@@ -959,6 +1232,8 @@ class Builder:
         self.frameworks = fws[: r.choice([2, 3, 3, 4])]
         self.sessions = []  # list of dicts: project, framework, time, turns
         self.qa = []
+        self.asked = set()
+        self.phrasings = set()
 
     def framework(self):
         # The first framework is the developer's main one.
@@ -988,7 +1263,10 @@ class Builder:
         for p in self.projects:
             facts = STACKS[p["stack"]]["facts"][:]
             r.shuffle(facts)
-            k = min(len(facts), r.randint(4, 8))
+            # A project worked on in few sessions holds few facts, so facts are spread over
+            # time like the work itself.
+            sessions = sum(1 for s in self.sessions if s["project"] is p)
+            k = min(len(facts), r.randint(4, 8), 3 * sessions)
             for f in facts[:k]:
                 planted.append((f, p))
         personal = PERSONAL[:]
@@ -997,19 +1275,20 @@ class Builder:
         for f in personal[: r.randint(4, 6)]:
             planted.append((f, None))
             self.blocked += f.get("blocks", [])
-        # Place each fact's exchanges in a session of its project (or any, for personal facts),
-        # not the last one, so later requests come after.
+        # Place each fact's exchanges in any session of its project (or any session, for
+        # personal facts): requests are asked after the last one, and evidence is as old as
+        # the filler around it.
         placements = []
         for f, p in planted:
             slots = {k: r.pick(v) for k, v in f.get("slots", {}).items()}
             cands = [i for i, s in enumerate(self.sessions) if p is None or s["project"] is p]
-            early = [i for i in cands if i < len(self.sessions) - 1] or cands
-            si = r.pick(early[: max(1, int(len(early) * 0.8))])
+            si = r.pick(cands)
             ex = [[(sp, fill(tx, slots)) for sp, tx in exch] for exch in f["plant"]]
             at = si
-            for exch in ex:
+            for exch, tpl in zip(ex, f["plant"]):
                 # A fact told in parts: each later part usually in a later session (days on).
-                self.sessions[at]["exchanges"].append({"turns": exch, "fact": f["key"]})
+                self.sessions[at]["exchanges"].append(
+                    {"turns": exch, "fact": f["key"], "templates": [tx for _, tx in tpl]})
                 later = [i for i in cands if i > at]
                 if later and r.random() < 0.8:
                     at = r.pick(later[:4])
@@ -1025,7 +1304,8 @@ class Builder:
                 if (id(bank), pick) in used:
                     continue
                 used.add((id(bank), pick))
-                s["exchanges"].append({"turns": self.filler(bank[pick], stack), "fact": None})
+                s["exchanges"].append({"turns": self.filler(bank[pick], stack), "fact": None,
+                                       "templates": [tx for _, tx in bank[pick]]})
             r.shuffle(s["exchanges"])
             # Cap at 20 turns, keeping planted exchanges.
             while sum(len(e["turns"]) for e in s["exchanges"]) > 20:
@@ -1038,12 +1318,10 @@ class Builder:
         for n, s in enumerate(self.sessions, start=1):
             s["turns"] = []
             for e in s["exchanges"]:
-                for sp, tx in e["turns"]:
-                    star = sp.endswith("*")
-                    speaker = sp.rstrip("*")
+                for sp, turn in zip((sp for sp, _ in e["turns"]), self.shape(e, s)):
                     dia = f"D{n}:{len(s['turns']) + 1}"
-                    s["turns"].append({"speaker": speaker, "dia_id": dia, "text": tx})
-                    if star and e["fact"]:
+                    s["turns"].append({"speaker": sp.rstrip("*"), "dia_id": dia, **turn})
+                    if sp.endswith("*") and e["fact"]:
                         evidence.setdefault(e["fact"], []).append(dia)
         last = self.sessions[-1]["time"]
         ask_time = dt.datetime(last.year, last.month, last.day, 8) + dt.timedelta(days=r.randint(1, 5))
@@ -1059,17 +1337,17 @@ class Builder:
                     proj = r.pick(others) if others and r.random() < 0.75 else self.sessions[si]["project"]
                 else:
                     proj = p
-                self.ask(fill(q, slots), proj, evidence[f["key"]], ask_time)
+                self.ask(fill(q, slots), proj, evidence[f["key"]], ask_time, q)
             for q in f.get("near", []):
                 # Same library or same words, a different problem: nothing needed.
                 if r.random() < 0.8:
-                    self.ask(fill(q, slots), p or r.pick(self.projects), [], ask_time)
+                    self.ask(fill(q, slots), p or r.pick(self.projects), [], ask_time, q)
             others = [x for x in self.projects if x is not p]
             if p is not None and others and r.random() < 0.45:
                 # A request that needs this fact in its project, asked in another project
                 # (another stack), where the fact does not apply: nothing needed.
                 q = r.pick([q for q in f["need"] if q not in needs[:k]] or f["need"])
-                self.ask(fill(q, slots), r.pick(others), [], ask_time)
+                self.ask(fill(q, slots), r.pick(others), [], ask_time, q)
         # New topics and trivial requests: need nothing from before.
         for p in self.projects:
             bank = STACKS[p["stack"]]["new_topics"][:]
@@ -1080,12 +1358,48 @@ class Builder:
                 asks = STACKS[p["stack"]].get("asks", ["write a unit test for {f}", "add logging to {f}",
                                                        "rename {f} to something clearer", "explain what {f} does",
                                                        "split {f} into smaller functions"])
-                self.ask(r.pick(asks).format(f=q), p, [], ask_time)
+                a = r.pick(asks)
+                self.ask(a.format(f=q), p, [], ask_time, a)
         for q in r.sample(GENERIC_NEW, r.randint(2, 4)):
             self.ask(q, r.pick(self.projects), [], ask_time)
         for q in r.sample(TRIVIAL, r.randint(4, 7)):
             self.ask(q, r.pick(self.projects), [], ask_time)
         r.shuffle(self.qa)
+
+    def shape(self, e, s):
+        """The turns of one exchange as stored: each user turn in one of several wordings,
+        each agent turn with an answer and tool steps sized to a length drawn the same way
+        for filler and evidence (a long fact's answer cut to its key sentence when the draw
+        is short)."""
+        r = self.rng
+        stack = s["project"]["stack"]
+        fw = s["framework"]
+        slots = {"file": r.pick(STACKS[stack]["files"]), "func": r.pick(STACKS[stack]["funcs"]),
+                 "branch": r.pick(BRANCHES), "repo": s["project"]["url"].rsplit("/", 1)[-1]}
+        out = []
+        user = ""
+        for (sp, tx), tpl in zip(e["turns"], e["templates"]):
+            if sp.startswith("user"):
+                if r.random() < 0.5:
+                    tx, _ = frame(r, tx, PLANT_FRAMINGS, slots)
+                user = tx
+                out.append({"text": tx})
+                continue
+            target = target_length(r)
+            extra = ""
+            if r.random() < 0.35:
+                extra = " " + " ".join(r.sample(FOLLOW_UPS, r.randint(1, 2)))
+            answer = r.pick(OPENERS) + tx + extra
+            if len(user) + 2 + len(answer) > target:
+                answer = tx
+                if sp.endswith("*") and len(user) + 2 + len(tx) > target:
+                    answer = short_answer(tx, tpl)
+            turn = {"text": answer}
+            budget = target - len(user) - 2 - len(answer)
+            if budget > 60:
+                turn["tools"] = fill_tools(r, stack, slots, budget, fw)
+            out.append(turn)
+        return out
 
     def filler(self, exch, stack):
         r = self.rng
@@ -1094,15 +1408,20 @@ class Builder:
                  "sha": "%07x" % r.randrange(16 ** 7), "branch": r.pick(BRANCHES)}
         return [(sp, fill(tx, slots)) for sp, tx in exch]
 
-    def ask(self, question, project, evidence, when):
+    def ask(self, question, project, evidence, when, template=None):
         r = self.rng
-        if any(q["question"] == question and q["project"] == project["url"] for q in self.qa):
+        if (question, project["url"]) in self.asked:
             return
         if not evidence and any(b.lower() in question.lower() for b in self.blocked):
             # A preference told earlier applies to this request: not a clean negative.
             return
+        self.asked.add((question, project["url"]))
+        # The same need is worded differently each time it is asked.
+        slots = {"branch": r.pick(BRANCHES), "repo": project["url"].rsplit("/", 1)[-1]}
+        text, i = frame(r, question, FRAMINGS, slots)
+        self.phrasings.add((template or question, i))
         self.qa.append({
-            "question": question,
+            "question": text,
             "project": project["url"],
             "framework": self.framework(),
             "date_time": date_text(when + dt.timedelta(minutes=r.randint(0, 13 * 60))),
@@ -1120,13 +1439,116 @@ class Builder:
         return {"sample_id": f"own-{self.index + 1:02d}", "conversation": conv, "qa": self.qa}
 
 
-def generate(seed, samples):
+# ---------------------------------------------------------------------------------------
+# Statistics: what the ranker could learn from the generator instead of from relevance.
+# ---------------------------------------------------------------------------------------
+
+def parse_date(s):
+    return dt.datetime.strptime(s, "%I:%M %p on %d %B, %Y")
+
+
+def sample_records(sample):
+    """A sample's records as the loader captures them: a user turn and the agent turns after
+    it, with the session's framework and time; each with the dialog ids it holds."""
+    c = sample["conversation"]
+    user = c.get("speaker_a", "user")
     out = []
+    n = 1
+    while f"session_{n}" in c:
+        when = parse_date(c[f"session_{n}_date_time"])
+        fw = c.get(f"session_{n}_framework", "claude-code")
+        cur = None
+        for t in c[f"session_{n}"]:
+            if t["speaker"] == user:
+                cur = {"framework": fw, "user": t["text"], "answers": [], "dias": [t["dia_id"]],
+                       "time": when}
+                out.append(cur)
+            elif cur is not None:
+                cur["answers"].append(t)
+                cur["dias"].append(t["dia_id"])
+        n += 1
+    return out
+
+
+def ks(a, b):
+    """Two-sample Kolmogorov–Smirnov distance: the largest gap between the two empirical
+    distribution functions."""
+    if not a or not b:
+        return float("nan")
+    a, b = sorted(a), sorted(b)
+    i = j = 0
+    d = 0.0
+    while i < len(a) and j < len(b):
+        x = min(a[i], b[j])
+        while i < len(a) and a[i] <= x:
+            i += 1
+        while j < len(b) and b[j] <= x:
+            j += 1
+        d = max(d, abs(i / len(a) - j / len(b)))
+    return d
+
+
+def quantiles(xs):
+    xs = sorted(xs)
+    return [xs[min(len(xs) - 1, int(q * len(xs)))] for q in (0.1, 0.5, 0.9)] if xs else []
+
+
+def lengths_and_ages(data):
+    """Per record kind ("evidence": holds a turn some request needs; "filler": the rest), the
+    record lengths (characters) and ages in days at asking time (the sample's first request)."""
+    out = {"evidence": ([], []), "filler": ([], [])}
+    for s in data:
+        if not s["qa"]:
+            continue
+        ask = min(parse_date(q["date_time"]) for q in s["qa"])
+        needed = {d for q in s["qa"] if q["category"] == 4 for d in q["evidence"]}
+        for rec in sample_records(s):
+            kind = "evidence" if needed & set(rec["dias"]) else "filler"
+            text = record_text(rec["framework"], rec["user"], rec["answers"])
+            out[kind][0].append(len(text))
+            out[kind][1].append((ask - rec["time"]).total_seconds() / 86400)
+    return out
+
+
+def stats(data, phrasings=None, facts=None):
+    qs = [q for s in data for q in s["qa"]]
+    pos = sum(1 for q in qs if q["category"] == 4)
+    turns = [t for s in data for k, v in s["conversation"].items()
+             if k.startswith("session_") and isinstance(v, list) for t in v]
+    words = set()
+    for t in turns:
+        words.update(w.lower() for w in WORD.findall(t["text"]))
+    for q in qs:
+        words.update(w.lower() for w in WORD.findall(q["question"]))
+    lines = [f"{len(data)} samples, {len(turns)} turns "
+             f"({sum(1 for t in turns if t.get('tools'))} with tool steps), {len(qs)} requests: "
+             f"{pos} need an earlier turn ({pos / max(1, len(qs)):.0%}), {len(qs) - pos} need none",
+             f"distinct request strings {len(set(q['question'] for q in qs))} of {len(qs)}; "
+             f"distinct words {len(words)}"
+             + (f"; distinct phrasings {phrasings}" if phrasings is not None else "")
+             + (f"; distinct fact templates {facts}" if facts is not None else "")]
+    la = lengths_and_ages(data)
+    for what, i, fmt in (("length (chars)", 0, "{:.0f}"), ("age (days)", 1, "{:.1f}")):
+        ev, fi = la["evidence"][i], la["filler"][i]
+        q = lambda xs: "/".join(fmt.format(v) for v in quantiles(xs))
+        lines.append(f"{what}: evidence p10/p50/p90 {q(ev)} ({len(ev)} records), "
+                     f"filler {q(fi)} ({len(fi)} records); KS distance {ks(ev, fi):.3f}")
+    return "\n".join(lines)
+
+
+def generate(seed, samples):
+    """The samples, the distinct request wordings used (base request, framing) and the
+    distinct facts planted."""
+    out = []
+    phrasings = set()
+    facts = set()
     for i in range(samples):
         b = Builder(Rng(seed * 1000 + i), i)
         b.build()
         out.append(b.sample())
-    return out
+        phrasings |= b.phrasings
+        facts |= {e["fact"] for s in b.sessions for e in s["exchanges"] if e["fact"]}
+    return out, len(phrasings), len(facts)
 
 
 def main():
@@ -1134,9 +1556,15 @@ def main():
     ap.add_argument("--seed", type=int, default=20260512)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--out", help="write here instead of stdout")
-    ap.add_argument("--stats", action="store_true", help="print counts to stderr")
+    ap.add_argument("--stats", action="store_true", help="print the set's statistics to stderr")
+    ap.add_argument("--measure", metavar="FILE",
+                    help="print the statistics of an existing histories file and exit")
     a = ap.parse_args()
-    data = generate(a.seed, a.samples)
+    if a.measure:
+        with open(a.measure, encoding="utf-8") as f:
+            print(stats(json.load(f)), file=sys.stderr)
+        return
+    data, phrasings, facts = generate(a.seed, a.samples)
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     if a.out:
         with open(a.out, "w", encoding="utf-8") as f:
@@ -1144,12 +1572,7 @@ def main():
     else:
         sys.stdout.write(text)
     if a.stats or a.out:
-        qs = [q for s in data for q in s["qa"]]
-        pos = sum(1 for q in qs if q["category"] == 4)
-        turns = sum(len(v) for s in data for k, v in s["conversation"].items()
-                    if k.startswith("session_") and isinstance(v, list))
-        print(f"{len(data)} samples, {turns} turns, {len(qs)} requests: {pos} need an earlier turn "
-              f"({pos / len(qs):.0%}), {len(qs) - pos} need none", file=sys.stderr)
+        print(stats(data, phrasings, facts), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ mod hook;
 mod llm;
 mod memory_tool;
 mod note_eval;
+mod ranker_data;
 mod real_eval;
 mod replay_cli;
 mod review_cli;

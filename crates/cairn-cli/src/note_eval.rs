@@ -14,8 +14,11 @@
 //!   conversation's memory, in that memory's project — should get no note at all.
 //!
 //! The owned set (`data/ranker/histories.json`) adds to LoCoMo's shape a project and a
-//! framework per session; its user turn and the agent's answers after it are one record
-//! (one request), as capture makes them.
+//! framework per session, and tool steps on agent turns. Its sessions are written as real
+//! agent session files (Claude Code's and Codex's formats, `ranker_data`) and captured by
+//! `cairn_capture::pass::run`, so its records — a request with the agent's tool steps and
+//! answers — are the ones capture makes. LoCoMo's turns are each made a record the way
+//! capture would store them.
 //!
 //! Training labels every candidate of every question: needed when it is an evidence turn or
 //! an item citing one. Foreign questions add groups where nothing is needed.
@@ -32,6 +35,7 @@ use cairn_recall::note::Kind;
 use serde::Serialize;
 
 use crate::eval::{audit_corrections, evidence_ids, session_time};
+use crate::ranker_data;
 
 /// LoCoMo categories whose questions have evidence turns (5, adversarial, has none).
 const NEEDED_CATEGORIES: [u64; 4] = [1, 2, 3, 4];
@@ -81,6 +85,7 @@ fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
                 file.display()
             );
         }
+        let owned = ranker_data::is_owned(&c["conversation"]);
         let mut questions = Vec::new();
         for (i, q) in c["qa"].as_array().into_iter().flatten().enumerate() {
             let Some(text) = q["question"].as_str().filter(|t| !t.trim().is_empty()) else {
@@ -107,7 +112,15 @@ fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
                     evidence
                 },
                 project: q["project"].as_str().map(str::to_owned),
-                framework: q["framework"].as_str().map(str::to_owned),
+                // The owned set's frameworks are captured in Claude Code's or Codex's format;
+                // a request is asked under the name its framework's records carry.
+                framework: q["framework"].as_str().map(|f| {
+                    if owned {
+                        ranker_data::captured_framework(f).to_owned()
+                    } else {
+                        f.to_owned()
+                    }
+                }),
                 at: q["date_time"].as_str().and_then(session_time),
             });
         }
@@ -139,9 +152,8 @@ struct Memory {
 /// Records with their chunks, as the store takes them.
 type Batch = Vec<(NewRecord, Vec<cairn_core::Chunk>)>;
 
-/// The records of a conversation, the way capture makes them: no author (capture stores
-/// none), the session's date as the time. With a framework per session (the owned set), a user
-/// turn and the answers after it are one request; otherwise every turn is a record.
+/// The records of a LoCoMo conversation, the way capture would store them: every turn a
+/// record, no author (capture stores none), the session's date as the time.
 fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
     let c = &sample.conversation;
     let mut batch: Batch = Vec::new();
@@ -154,12 +166,10 @@ fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
             .as_str()
             .and_then(session_time)
             .unwrap_or_default();
-        let framework = c[format!("session_{n}_framework")].as_str();
         let project = c[format!("session_{n}_project")]
             .as_str()
             .unwrap_or(&sample.id)
             .to_owned();
-        let user = c["speaker_a"].as_str().unwrap_or("user");
         let session_id = format!("{}:session_{n}", sample.id);
         for (i, t) in turns.iter().enumerate() {
             let Some(dia) = t["dia_id"].as_str() else {
@@ -169,24 +179,12 @@ fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
             if let Some(cap) = t["blip_caption"].as_str() {
                 text.push_str(&format!(" [shares a photo: {cap}]"));
             }
-            let speaker = t["speaker"].as_str().map(str::to_owned);
-            // An agent's answer joins the request before it (the owned set).
-            if framework.is_some()
-                && speaker.as_deref() != Some(user)
-                && let Some((last, _)) = batch.last_mut()
-                && last.session_id == session_id
-            {
-                last.text.push_str("\n\n");
-                last.text.push_str(&text);
-                record_of.insert(dia.to_owned(), last.id.as_str().to_owned());
-                continue;
-            }
-            let id = RecordId::derive(framework.unwrap_or("locomo"), &sample.id, dia);
+            let id = RecordId::derive("locomo", &sample.id, dia);
             record_of.insert(dia.to_owned(), id.as_str().to_owned());
             batch.push((
                 NewRecord {
                     id,
-                    framework: framework.unwrap_or("locomo").to_owned(),
+                    framework: "locomo".to_owned(),
                     session_id: session_id.clone(),
                     project: Some(project.clone()),
                     cwd: None,
@@ -207,6 +205,48 @@ fn records(sample: &Sample) -> (Batch, HashMap<String, String>) {
     (batch, record_of)
 }
 
+/// An owned-set conversation through the capture path: its sessions written as agent session
+/// files in a user home under `home`, captured into `store`; which record holds each dialog
+/// id, and the records stored. Every dialog id must name a captured record.
+async fn captured(
+    sample: &Sample,
+    store: &cairn_store::Store,
+    home: &Path,
+) -> anyhow::Result<(HashMap<String, String>, Vec<NewRecord>)> {
+    let user_home = home.join("user");
+    let record_of = ranker_data::write_sessions(&sample.id, &sample.conversation, &user_home)
+        .with_context(|| format!("cannot write the sessions of {}", sample.id))?;
+    let report =
+        cairn_capture::pass::run(store, &ranker_data::capture_options(&user_home), &|_| {})
+            .await
+            .with_context(|| format!("capturing {}", sample.id))?;
+    let mut stored = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.records_page(after, 1_000).await?;
+        let Some((last, _)) = page.last() else { break };
+        after = last.seq;
+        stored.extend(page.into_iter().map(|(r, _)| r.record));
+    }
+    let ids: HashSet<&str> = stored.iter().map(|r| r.id.as_str()).collect();
+    let mut missing: Vec<&String> = record_of
+        .iter()
+        .filter(|(_, id)| !ids.contains(id.as_str()))
+        .map(|(dia, _)| dia)
+        .collect();
+    missing.sort();
+    if let Some(dia) = missing.first() {
+        bail!(
+            "{}: capture made no record for {dia} ({} dialog ids unresolved; {} records stored; warnings: {})",
+            sample.id,
+            missing.len(),
+            stored.len(),
+            report.warnings.join("; ")
+        );
+    }
+    Ok((record_of, stored))
+}
+
 /// A service in a temporary home holding one conversation, indexed as the service indexes.
 async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory> {
     let home = tempfile::tempdir().context("cannot make a temporary home")?;
@@ -224,21 +264,24 @@ async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory
     })
     .await
     .map_err(|e| anyhow::anyhow!("cannot start a service for {}: {e}", sample.id))?;
-    let (batch, record_of) = records(sample);
-    let now = batch
+    let (record_of, stored) = if ranker_data::is_owned(&sample.conversation) {
+        captured(sample, service.store(), home.path()).await?
+    } else {
+        let (batch, record_of) = records(sample);
+        service.store().append_records(&batch).await?;
+        (record_of, batch.into_iter().map(|(r, _)| r).collect())
+    };
+    let now = stored
         .iter()
-        .map(|(r, _)| r.started_at)
+        .map(|r| r.started_at)
         .max()
         .unwrap_or_default()
         + chrono::Duration::days(1);
-    let project = batch
-        .first()
-        .and_then(|(r, _)| r.project.clone())
+    let first = stored.iter().min_by_key(|r| r.started_at);
+    let project = first
+        .and_then(|r| r.project.clone())
         .unwrap_or_else(|| sample.id.clone());
-    let framework = batch
-        .first()
-        .map_or_else(|| "locomo".to_owned(), |(r, _)| r.framework.clone());
-    service.store().append_records(&batch).await?;
+    let framework = first.map_or_else(|| "locomo".to_owned(), |r| r.framework.clone());
     service
         .sync_index()
         .await
