@@ -832,6 +832,9 @@ pub async fn train(
 ) -> anyhow::Result<Trained> {
     use cairn_recall::ranker::{Example, TrainOptions};
     let all = samples(file, None)?;
+    if all.iter().all(|s| ranker_data::is_owned(&s.conversation)) {
+        eprintln!("{}", ranker_data::describe(file)?);
+    }
     let mut examples: Vec<Example> = Vec::new();
     each_answer(&all, settings, |group, _, evidence, _, cands| {
         for c in cands {

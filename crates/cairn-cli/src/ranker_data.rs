@@ -544,6 +544,39 @@ pub fn check(shapes: &[Shape]) -> Result<(f64, f64), String> {
     Ok((length, age))
 }
 
+/// One line on a histories file for `cairn ranker train`: how alike its evidence and filler
+/// records are in length and age, or what the ranker could learn instead of relevance.
+pub fn describe(file: &Path) -> anyhow::Result<String> {
+    let shapes = shapes(file)?;
+    // Per sample the counts are small (a few dozen evidence records), so only the pooled
+    // distances are held to the bounds; the largest per-sample ones are said for reading.
+    let worst = |f: fn(&Shape) -> f64| {
+        shapes
+            .iter()
+            .filter(|s| f(s).is_finite())
+            .max_by(|a, b| f(a).total_cmp(&f(b)))
+            .map_or_else(
+                || "none".to_owned(),
+                |s| format!("{:.3} ({})", f(s), s.sample),
+            )
+    };
+    let per_sample = format!(
+        "largest per sample: length {}, age {}",
+        worst(|s| s.length_ks),
+        worst(|s| s.age_ks)
+    );
+    Ok(match check(&shapes) {
+        Ok((length, age)) => format!(
+            "Evidence against filler in {}: length KS {length:.3}, age KS {age:.3} (within {MAX_LENGTH_KS} and {MAX_AGE_KS}; {per_sample})",
+            file.display()
+        ),
+        Err(e) => format!(
+            "Warning: {} may teach the ranker its generator: {e} ({per_sample})",
+            file.display()
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -626,6 +659,20 @@ mod tests {
     }
 
     #[test]
+    fn training_is_told_about_an_artefact() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("set.json");
+        fs_err::write(&file, artefact_set(true, false).to_string()).unwrap();
+        let line = describe(&file).unwrap();
+        assert!(
+            line.starts_with("Warning:") && line.contains("length"),
+            "{line}"
+        );
+        let line = describe(&committed()).unwrap();
+        assert!(line.starts_with("Evidence against filler"), "{line}");
+    }
+
+    #[test]
     fn the_check_catches_long_evidence_and_short_filler() {
         let err = check(&shapes_of(&artefact_set(true, false))).unwrap_err();
         assert!(err.contains("length"), "{err}");
@@ -686,7 +733,13 @@ mod tests {
                 r.record.project
             );
             assert!(r.record.author.is_none());
-            with_tools += usize::from(r.record.text.contains("\n\n[tool "));
+            if r.record.text.contains("\n\n[tool ") {
+                if with_tools == 0 {
+                    let shown: String = r.record.text.chars().take(700).collect();
+                    eprintln!("a captured record ({}):\n{shown}", r.record.framework);
+                }
+                with_tools += 1;
+            }
         }
         assert!(
             with_tools > expected.len() / 4,
