@@ -4,11 +4,18 @@ histories (one developer's few months across projects and agent frameworks) with
 requests that need, or do not need, an earlier turn.
 
     python3 data/ranker/generate.py > data/ranker/histories.json
-    python3 data/ranker/generate.py --out data/ranker/histories.json [--seed 20260512] [--samples 20]
+    python3 data/ranker/generate.py --out data/ranker/histories.json --stats [--seed 20260512] [--samples 20]
+    python3 data/ranker/generate.py --measure FILE      # statistics of an existing file
 
 Python 3 standard library only; the same seed gives the same bytes. The output has
 LoCoMo's shape (a list of samples with `conversation` and `qa`) so the same loader and
-evaluation read both; see data/ranker/README.md for the fields and the labels.
+evaluation read both, plus `tools` on agent turns (what the agent ran, and its output);
+see data/ranker/README.md for the fields and the labels.
+
+The set is built so that a ranker cannot tell evidence from filler by anything but
+relevance: record lengths (the request, tool steps and answer, as capture builds a record)
+are drawn from one distribution for both, facts are planted across the whole history, and
+requests come in many wordings. `--stats` prints the evidence-against-filler distances.
 """
 
 import argparse

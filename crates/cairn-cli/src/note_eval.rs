@@ -833,7 +833,10 @@ pub async fn train(
     use cairn_recall::ranker::{Example, TrainOptions};
     let all = samples(file, None)?;
     if all.iter().all(|s| ranker_data::is_owned(&s.conversation)) {
-        eprintln!("{}", ranker_data::describe(file)?);
+        match ranker_data::describe(file) {
+            Ok(line) => eprintln!("{line}"),
+            Err(e) => eprintln!("Cannot measure {}: {e:#}", file.display()),
+        }
     }
     let mut examples: Vec<Example> = Vec::new();
     each_answer(&all, settings, |group, _, evidence, _, cands| {

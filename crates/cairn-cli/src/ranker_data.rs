@@ -443,8 +443,9 @@ pub fn ks(a: &[f64], b: &[f64]) -> f64 {
     d
 }
 
-/// Reads a histories file (the owned set's shape) and measures, per sample, its evidence and
-/// filler records' lengths and ages at asking time and the KS distance of each pair.
+/// Reads a histories file (the owned set's shape) and measures, per sample with requests, its
+/// evidence and filler records' lengths and ages at asking time (before its first request)
+/// and the KS distance of each pair.
 pub fn shapes(file: &Path) -> anyhow::Result<Vec<Shape>> {
     let data: Value = serde_json::from_str(
         &fs_err::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?,
@@ -465,12 +466,13 @@ pub fn shapes(file: &Path) -> anyhow::Result<Vec<Shape>> {
             );
         }
         let qa = s["qa"].as_array().map(Vec::as_slice).unwrap_or_default();
+        // A sample without requests has nothing asked, so no age and no evidence: skipped.
         let Some(ask) = qa
             .iter()
             .filter_map(|q| q["date_time"].as_str().and_then(session_time))
             .min()
         else {
-            bail!("{}: {id} has no request with a date_time", file.display());
+            continue;
         };
         let needed: std::collections::HashSet<&str> = qa
             .iter()
