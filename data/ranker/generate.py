@@ -1344,33 +1344,34 @@ class Builder:
                     proj = r.pick(others) if others and r.random() < 0.75 else self.sessions[si]["project"]
                 else:
                     proj = p
-                self.ask(fill(q, slots), proj, evidence[f["key"]], ask_time, q)
+                self.ask(fill(q, slots), proj, evidence[f["key"]], ask_time, q, f"fact:{f['key']}")
             for q in f.get("near", []):
                 # Same library or same words, a different problem: nothing needed.
                 if r.random() < 0.8:
-                    self.ask(fill(q, slots), p or r.pick(self.projects), [], ask_time, q)
+                    self.ask(fill(q, slots), p or r.pick(self.projects), [], ask_time, q,
+                             f"fact:{f['key']}")
             others = [x for x in self.projects if x is not p]
             if p is not None and others and r.random() < 0.45:
                 # A request that needs this fact in its project, asked in another project
                 # (another stack), where the fact does not apply: nothing needed.
                 q = r.pick([q for q in f["need"] if q not in needs[:k]] or f["need"])
-                self.ask(fill(q, slots), r.pick(others), [], ask_time, q)
+                self.ask(fill(q, slots), r.pick(others), [], ask_time, q, f"fact:{f['key']}")
         # New topics and trivial requests: need nothing from before.
         for p in self.projects:
             bank = STACKS[p["stack"]]["new_topics"][:]
             r.shuffle(bank)
             for q in bank[: r.randint(2, 4)]:
-                self.ask(q, p, [], ask_time)
+                self.ask(q, p, [], ask_time, key=f"new:{p['stack']}")
             for q in r.sample(STACKS[p["stack"]]["funcs"], 1):
                 asks = STACKS[p["stack"]].get("asks", ["write a unit test for {f}", "add logging to {f}",
                                                        "rename {f} to something clearer", "explain what {f} does",
                                                        "split {f} into smaller functions"])
                 a = r.pick(asks)
-                self.ask(a.format(f=q), p, [], ask_time, a)
+                self.ask(a.format(f=q), p, [], ask_time, a, f"asks:{p['stack']}")
         for q in r.sample(GENERIC_NEW, r.randint(2, 4)):
-            self.ask(q, r.pick(self.projects), [], ask_time)
+            self.ask(q, r.pick(self.projects), [], ask_time, key="generic-new")
         for q in r.sample(TRIVIAL, r.randint(4, 7)):
-            self.ask(q, r.pick(self.projects), [], ask_time)
+            self.ask(q, r.pick(self.projects), [], ask_time, key="trivial")
         r.shuffle(self.qa)
 
     def shape(self, e, s):
@@ -1415,7 +1416,10 @@ class Builder:
                  "sha": "%07x" % r.randrange(16 ** 7), "branch": r.pick(BRANCHES)}
         return [(sp, fill(tx, slots)) for sp, tx in exch]
 
-    def ask(self, question, project, evidence, when, template=None):
+    def ask(self, question, project, evidence, when, template=None, key=None):
+        """Adds a request. `key` is the template it belongs to (`fact:<key>` for the requests
+        needing a planted fact and its near misses, else its bank): the cross-fit keeps one
+        template's requests in one fold, so no figure is measured on a template it learned."""
         r = self.rng
         if (question, project["url"]) in self.asked:
             return
@@ -1434,6 +1438,7 @@ class Builder:
             "date_time": date_text(when + dt.timedelta(minutes=r.randint(0, 13 * 60))),
             "evidence": list(evidence),
             "category": 4 if evidence else 6,
+            "template": key,
         })
 
     def sample(self):
