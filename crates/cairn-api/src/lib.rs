@@ -44,6 +44,7 @@ mod migrate_api;
 mod models;
 mod notes_api;
 mod profiles_api;
+mod query_memo;
 mod recall_at;
 mod replay_api;
 mod review_api;

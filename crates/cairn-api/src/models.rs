@@ -86,7 +86,7 @@ fn load_embedder(
             ..EmbedderOptions::default()
         },
     )?;
-    Ok(Arc::new(e))
+    Ok(Arc::new(crate::query_memo::QueryMemo::new(Arc::new(e))))
 }
 
 fn load_reranker(

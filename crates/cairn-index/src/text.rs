@@ -328,15 +328,6 @@ impl TextIndex {
                 (Occur::Should, term(f.context)),
             ])),
         )];
-        if let Some(t) = until {
-            clauses.push((
-                Occur::Must,
-                Box::new(RangeQuery::new(
-                    Bound::Unbounded,
-                    Bound::Included(Term::from_field_i64(f.ts, t.timestamp_millis())),
-                )),
-            ));
-        }
         if let Some(s) = exclude_session {
             clauses.push((
                 Occur::MustNot,
@@ -348,12 +339,23 @@ impl TextIndex {
         }
         let query = BooleanQuery::new(clauses);
         let weight = query.weight(EnableScoring::disabled_from_searcher(searcher))?;
+        // The time is read from the fast field of each document the word is in, stopping at
+        // the first one in reach: a range query would read the whole column for every word.
+        let until = until.map(|t| t.timestamp_millis());
         for segment in searcher.segment_readers() {
             let mut docs = weight.scorer(segment, 1.0)?;
             let alive = segment.alive_bitset();
+            let ts = match until {
+                Some(_) => Some(segment.fast_fields().i64("ts")?),
+                None => None,
+            };
             let mut doc = docs.doc();
             while doc != TERMINATED {
-                if alive.is_none_or(|a| a.is_alive(doc)) {
+                let in_time = match (&ts, until) {
+                    (Some(column), Some(until)) => column.first(doc).is_some_and(|t| t <= until),
+                    _ => true,
+                };
+                if in_time && alive.is_none_or(|a| a.is_alive(doc)) {
                     return Ok(true);
                 }
                 doc = docs.advance();

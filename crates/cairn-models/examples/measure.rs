@@ -56,6 +56,28 @@ fn main() {
     });
     println!("embed, batch of 32: {many:.1} ms/text");
 
+    // Texts at the length a record's chunk reaches (256 tokens), in batches of each size.
+    let long: String = TEXTS
+        .iter()
+        .cycle()
+        .take(40)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for size in [1usize, 4, 8, 16, 32] {
+        let options = EmbedderOptions {
+            name: Some(ModelSpec::all_minilm_l6_v2().name),
+            batch_size: size,
+            ..Default::default()
+        };
+        let e = BertEmbedder::load_with(&dir, &options).unwrap();
+        let texts: Vec<&str> = std::iter::repeat_n(long.as_str(), 32).collect();
+        let ms = per_item_ms(32, 2, || {
+            e.embed(&texts).unwrap();
+        });
+        println!("embed, 256-token texts in batches of {size}: {ms:.1} ms/text");
+    }
+
     let tmp = tempfile::tempdir().unwrap();
     let cross_dir = tmp.path().join("ms-marco-MiniLM-L6-v2-synthetic");
     synthetic::write_cross_encoder(&dir, &cross_dir, 7);

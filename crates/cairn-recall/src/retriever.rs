@@ -571,10 +571,10 @@ impl Retriever {
                     } else {
                         crate::fuse::normalise(&raw)
                     });
-                // The keyword index reads its files through memory maps; what the search
-                // mapped in stays in the page cache, not in this process's memory.
+                // The keyword index reads its files through memory maps; what searches
+                // mapped in goes back to the page cache once it passes the budget.
                 if let Some(dir) = corpus.text.dir() {
-                    cairn_vectors::release_mapped_files(dir);
+                    cairn_vectors::release_files_when_over_budget(dir);
                 }
             }
             let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {

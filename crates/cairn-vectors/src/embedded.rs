@@ -888,7 +888,8 @@ impl VectorIndex for EmbeddedIndex {
             self.min_candidates.load(Ordering::Relaxed),
         );
         drop(guard);
-        self.release_mapped_pages();
+        // What the search mapped in goes back once searches pass the budget.
+        crate::release::release_when_over_budget(&self.real_dir.join(SHARD_DIR));
         hits
     }
 

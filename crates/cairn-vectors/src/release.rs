@@ -62,6 +62,68 @@ pub fn release_mapped_files(dir: &Path) -> u64 {
     }
 }
 
+/// How many bytes of file pages searches may map in before they are given back: after a
+/// search, [`release_when_over_budget`] gives back every index folder's pages only once the
+/// process's resident file pages have grown this much since the last time. Walking the
+/// process's mappings (`/proc/self/maps`) costs far more than a search when it is done after
+/// every one; a budget keeps the memory bars and drops that cost.
+pub const RELEASE_BUDGET: u64 = 32 << 20;
+
+/// The folders (absolute, canonical) whose mappings searches give back, and the resident
+/// file pages left after the last release.
+struct Budget {
+    roots: Vec<std::path::PathBuf>,
+    floor: u64,
+}
+
+static BUDGET: std::sync::Mutex<Budget> = std::sync::Mutex::new(Budget {
+    roots: Vec::new(),
+    floor: 0,
+});
+
+/// The process's resident pages of files and shared memory, in bytes (`/proc/self/statm`,
+/// one short line: cheap, unlike the mappings' list).
+#[cfg(target_os = "linux")]
+fn resident_file_bytes() -> Option<u64> {
+    let statm = fs_err::read_to_string("/proc/self/statm").ok()?;
+    let shared: u64 = statm.split_whitespace().nth(2)?.parse().ok()?;
+    Some(shared * page_size() as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resident_file_bytes() -> Option<u64> {
+    None
+}
+
+/// After a search of the index under `root` (absolute, canonical): gives back the mapped
+/// pages of every folder searched so far when the process's resident file pages have grown
+/// by [`RELEASE_BUDGET`] since the last release, else nothing. Returns the bytes released.
+pub(crate) fn release_when_over_budget(root: &Path) -> u64 {
+    let Some(now) = resident_file_bytes() else {
+        return 0;
+    };
+    let mut budget = BUDGET
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !budget.roots.iter().any(|r| r == root) {
+        budget.roots.push(root.to_path_buf());
+    }
+    if now <= budget.floor.saturating_add(RELEASE_BUDGET) {
+        return 0;
+    }
+    let released = budget.roots.iter().map(|r| release_mapped_pages(r)).sum();
+    budget.floor = resident_file_bytes().unwrap_or(now);
+    released
+}
+
+/// [`release_when_over_budget`] for a folder that may not be canonical (the keyword index's).
+pub fn release_files_when_over_budget(dir: &Path) -> u64 {
+    match dir.canonicalize() {
+        Ok(root) => release_when_over_budget(&root),
+        Err(_) => 0,
+    }
+}
+
 /// Elsewhere the mappings are left to the system.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn release_mapped_pages(_root: &Path) -> u64 {
