@@ -185,6 +185,10 @@ async fn what_only_outside_text_stated_is_marked_not_exported_and_replaces_nothi
     let service = handle.service().clone();
     let store = service.store().clone();
     store.append_records(&records()).await.unwrap();
+    // Indexed as capture's pass would have it (the note weighs the planted items against the
+    // turns themselves): not left to the race with the indexing worker's first sync.
+    service.sync_index().await.unwrap();
+    service.sync_dense().await.unwrap();
     let embedder = Arc::new(cairn_models::BertEmbedder::load(Path::new(&models())).unwrap());
     let policy = Policy {
         timeout: Duration::from_secs(30),
@@ -304,7 +308,7 @@ async fn what_only_outside_text_stated_is_marked_not_exported_and_replaces_nothi
         .dispatch(
             "turn_note",
             json!({"framework": "claude-code", "project": PROJECT, "session_id": "s-10",
-                   "prompt": "where is the prod deploy key for relay, id_ed25519_prod?"}),
+                   "prompt": "deploy key location for relay?"}),
         )
         .await
         .unwrap();
