@@ -101,4 +101,34 @@ describe("Settings → Integrations against cairn daemon with a fake home", { ti
     assert.equal(await page.getByTestId("integration-error").count(), 0);
     assert.deepEqual(pageErrors, []);
   });
+
+  it("The turn note deadline is set here: refused out of range, saved, published to the hooks, and reset", async () => {
+    const form = page.getByTestId("hook-deadline");
+    await form.waitFor();
+    const input = form.getByTestId("hook-deadline-ms");
+    const before = await api("hook_timing_get");
+    assert.equal(before.deadline_ms, before.default_ms, "the default is in effect");
+    await page.waitForFunction((ms) => document.querySelector('[data-testid="hook-deadline-ms"]')?.value === String(ms), before.default_ms);
+    assert.equal(await form.getByTestId("hook-deadline-save").isDisabled(), true, "nothing to save yet");
+
+    await input.fill("20");
+    await form.getByTestId("hook-deadline-problem").waitFor();
+    assert.match(await form.getByTestId("hook-deadline-problem").innerText(), new RegExp(`${before.min_ms} to ${before.max_ms}`));
+    assert.equal(await form.getByTestId("hook-deadline-save").isDisabled(), true, "out of range cannot be saved");
+
+    await input.fill("450");
+    await form.getByTestId("hook-deadline-save").click();
+    await form.getByTestId("hook-deadline-saved").waitFor();
+    assert.match(await form.getByTestId("hook-deadline-saved").innerText(), /450 ms/);
+    assert.equal((await api("hook_timing_get")).deadline_ms, 450);
+    const published = JSON.parse(readFileSync(join(daemon.home, "run", "service.json"), "utf8"));
+    assert.equal(published.hook_deadline_ms, 450, "the hooks read it from service.json");
+    assert.match(readFileSync(before.config_file, "utf8"), /\[hook\][^[]*deadline_ms = 450/, "saved in the config file");
+
+    await form.getByTestId("hook-deadline-reset").click();
+    await page.waitForFunction((ms) => document.querySelector('[data-testid="hook-deadline-ms"]')?.value === String(ms), before.default_ms);
+    assert.equal((await api("hook_timing_get")).deadline_ms, before.default_ms);
+    assert.equal(await form.getByTestId("hook-deadline-reset").count(), 0, "no reset at the default");
+    assert.deepEqual(pageErrors, []);
+  });
 });

@@ -40,6 +40,11 @@ pub struct ServiceFile {
     /// milliseconds: set while the LLM judge is on (`llm.judge`), which may take that long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_wait_ms: Option<u32>,
+    /// How long agents' hooks wait for a turn note, in milliseconds from their start: the
+    /// user's `hook.deadline_ms`. A file without it (an older service) leaves the hooks'
+    /// built-in deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_deadline_ms: Option<u32>,
 }
 
 impl ServiceFile {

@@ -4,10 +4,11 @@
 //! few per file, listed with each integration).
 use std::path::PathBuf;
 
+use cairn_config::{HookSettings, Origin};
 use cairn_core::ErrorCode;
 use cairn_core::api::{
-    Empty, IntegrationBackup, IntegrationChange, IntegrationList, IntegrationSetReq,
-    IntegrationView,
+    Empty, HookTiming, HookTimingReq, IntegrationBackup, IntegrationChange, IntegrationList,
+    IntegrationSetReq, IntegrationView,
 };
 use cairn_integrate::{Env, HooksState, Integrations};
 
@@ -143,5 +144,47 @@ impl Service {
                 .map(|b| b.to_string_lossy().into_owned()),
             manual: (!change.manual.is_empty()).then(|| change.manual.join(" ")),
         })
+    }
+}
+
+impl Service {
+    /// How long agents' hooks wait for the turn note, as in effect now.
+    #[tracing::instrument(skip_all)]
+    pub(crate) async fn hook_timing_get(&self, _: Empty) -> Result<HookTiming> {
+        Ok(self.hook_timing())
+    }
+
+    /// Saves a new hook deadline in the config file's `[hook]` table and tells the hooks
+    /// (through `service.json`), so the next hook waits that long.
+    #[tracing::instrument(skip(self), err)]
+    pub(crate) async fn hook_timing_set(&self, req: HookTimingReq) -> Result<HookTiming> {
+        let file = self.config_file().to_path_buf();
+        let hook = HookSettings {
+            deadline_ms: req.deadline_ms,
+        };
+        let checked = self
+            .settings()
+            .with_hook(hook, &Origin::File(file.clone()))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?
+            .hook;
+        let to_save = checked.clone();
+        tokio::task::spawn_blocking(move || cairn_config::save_hook(&file, &to_save))
+            .await
+            .map_err(|e| ApiError::internal(format!("the save task failed: {e}")))?
+            .map_err(|e| ApiError::internal(format!("the hook deadline was not saved: {e}")))?;
+        tracing::info!(deadline_ms = checked.deadline_ms, "hook deadline saved");
+        self.set_hook_settings(checked);
+        Ok(self.hook_timing())
+    }
+
+    fn hook_timing(&self) -> HookTiming {
+        HookTiming {
+            deadline_ms: self.hook_settings().deadline_ms,
+            default_ms: HookSettings::default_deadline_ms(),
+            min_ms: *HookSettings::DEADLINE_MS.start(),
+            max_ms: *HookSettings::DEADLINE_MS.end(),
+            judge_wait_ms: crate::service::hook_wait_ms(&self.llm_settings()),
+            config_file: self.config_file().display().to_string(),
+        }
     }
 }

@@ -55,6 +55,8 @@ struct Inner {
     settings: Settings,
     /// `[llm]` as in effect now: the settings view may change it while the service runs.
     llm: std::sync::RwLock<cairn_config::LlmSettings>,
+    /// `[hook]` as in effect now (Settings → Integrations may change it).
+    hook: std::sync::RwLock<cairn_config::HookSettings>,
     config_file: PathBuf,
     host: ServiceHost,
     started_at: String,
@@ -316,6 +318,7 @@ impl Service {
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
                 llm: std::sync::RwLock::new(opts.settings.llm.clone()),
+                hook: std::sync::RwLock::new(opts.settings.hook.clone()),
                 config_file: opts.config_file.clone(),
                 host: opts.host,
                 started_at: now(),
@@ -753,9 +756,9 @@ impl Service {
             .clone()
     }
 
-    /// Tells agents' hooks (through `service.json`) how much longer to wait for a turn note
-    /// now that the LLM judge was switched on or off. Only this process's own file is
-    /// rewritten; a CLI that opened the store directly has none.
+    /// Tells agents' hooks (through `service.json`) how long to wait for a turn note now
+    /// that the hook deadline changed or the LLM judge was switched on or off. Only this
+    /// process's own file is rewritten; a CLI that opened the store directly has none.
     pub(crate) fn publish_hook_wait(&self) {
         let path = self.paths().service_file();
         let Ok(mut file) = crate::ServiceFile::read(&path) else {
@@ -765,12 +768,34 @@ impl Service {
             return;
         }
         let wait = hook_wait_ms(&self.llm_settings());
-        if file.hook_wait_ms != wait {
+        let deadline = Some(self.hook_settings().deadline_ms);
+        if file.hook_wait_ms != wait || file.hook_deadline_ms != deadline {
             file.hook_wait_ms = wait;
+            file.hook_deadline_ms = deadline;
             if let Err(e) = file.write(&path) {
                 tracing::warn!(error = %e, path = %path.display(), "cannot update the service file for the hooks' wait");
             }
         }
+    }
+
+    /// `[hook]` as in effect now.
+    pub fn hook_settings(&self) -> cairn_config::HookSettings {
+        self.inner
+            .hook
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts new `[hook]` settings in effect (already validated and saved) and tells the
+    /// hooks.
+    pub(crate) fn set_hook_settings(&self, hook: cairn_config::HookSettings) {
+        *self
+            .inner
+            .hook
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = hook;
+        self.publish_hook_wait();
     }
 
     /// Puts new `[llm]` settings in effect (already validated and saved).
@@ -1281,6 +1306,7 @@ impl Service {
             path: self.inner.config_file.display().to_string(),
             effective: cairn_config::Settings {
                 llm: self.llm_settings(),
+                hook: self.hook_settings(),
                 ..self.inner.settings.clone()
             }
             .to_toml(),
@@ -1371,6 +1397,7 @@ impl ServiceHandle {
                 token: token.clone(),
                 instance: Some(instance.clone().into()),
                 hook_wait_ms: hook_wait_ms(&service.llm_settings()),
+                hook_deadline_ms: Some(service.hook_settings().deadline_ms),
             };
             file.write(&service_file).map_err(|e| {
                 ApiError::internal(format!("cannot write {}: {e}", service_file.display()))

@@ -324,8 +324,9 @@ impl Service {
         let notes_index = recall.notes.as_ref().map(|(_, index)| index.clone());
         // How many of the prompt's words, and of its names, the memory knows at all, where
         // the note may show from (not the asking conversation; when replayed, only what was
-        // said by then).
-        let (known, names_known) = {
+        // said by then). Started on a blocking thread before the retrieval and read after
+        // it: neither waits for the other.
+        let known_words = {
             let words: Vec<String> = note::content_words(&req.prompt).into_iter().collect();
             let names = note::names(&req.prompt);
             let until = replayed.then_some(now);
@@ -341,9 +342,7 @@ impl Service {
                     (c.text.clone(), own)
                 })
                 .collect();
-            if words.is_empty() && names.is_empty() {
-                (None, None)
-            } else {
+            (!words.is_empty() || !names.is_empty()).then(|| {
                 tokio::task::spawn_blocking(move || {
                     let share = |ws: &[String]| {
                         (!ws.is_empty()).then(|| {
@@ -360,9 +359,7 @@ impl Service {
                     };
                     (share(&words), share(&names))
                 })
-                .await
-                .unwrap_or((None, None))
-            }
+            })
         };
         let rerank = self.reranker().await.is_some();
         let (hits, _) = self
@@ -375,6 +372,10 @@ impl Service {
                 replayed.then_some(now),
             )
             .await?;
+        let (known, names_known) = match known_words {
+            Some(task) => task.await.unwrap_or((None, None)),
+            None => (None, None),
+        };
         // What each candidate is (what was remembered after the turn's time is not known then).
         let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
         for h in hits {

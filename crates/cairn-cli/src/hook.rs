@@ -22,7 +22,7 @@
 //! ([`cairn_text::marks`]); the hook prints nothing that is not so framed.
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -31,19 +31,21 @@ use cairn_api::ServiceFile;
 use serde::Serialize;
 
 /// The whole answer — input read, service found, asked and answered — within this time,
-/// counted from the start of [`main`]. It leaves 30 ms of the hook's 150 ms budget for the
-/// process to start and exit.
+/// counted from the start of [`main`], when the running service names none (its
+/// `service.json` carries the user's `hook.deadline_ms`, which wins).
 pub const DEADLINE: Duration = Duration::from_millis(120);
 
-/// Raises (or lowers) [`DEADLINE`] on a machine too slow for it, in milliseconds (50 to
-/// 5,000). The agent's own hook timeout must stay above it.
+/// Overrides the deadline for one hook process, in milliseconds (50 to 5,000), whatever
+/// the service's `hook.deadline_ms` says. The agent's own hook timeout must stay above it.
 pub const DEADLINE_ENV: &str = "CAIRN_HOOK_DEADLINE_MS";
 
-/// The deadline in effect: [`DEADLINE`], or [`DEADLINE_ENV`] when it holds a number.
-pub fn deadline() -> Duration {
+/// The deadline in effect: [`DEADLINE_ENV`] when it holds a number, else the service's
+/// `hook_deadline_ms` (from the user's `hook.deadline_ms`), else [`DEADLINE`].
+pub fn deadline(service: Option<&ServiceFile>) -> Duration {
     std::env::var(DEADLINE_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
+        .or_else(|| service.and_then(|f| f.hook_deadline_ms).map(u64::from))
         .map_or(DEADLINE, |ms| Duration::from_millis(ms.clamp(50, 5_000)))
 }
 
@@ -226,8 +228,13 @@ pub fn main(framework: &str, event: &str) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let deadline = started + deadline();
-    if let Some(out) = answer(hook, deadline) {
+    // The service's file names the deadline (and where to ask); without one there is no
+    // service to ask, and the hook is done at once.
+    let service = cairn_config::Paths::from_env()
+        .ok()
+        .and_then(|p| ServiceFile::read(&p.service_file()).ok());
+    let deadline = started + deadline(service.as_ref());
+    if let Some(out) = answer(hook, service, deadline) {
         let mut stdout = std::io::stdout().lock();
         // A closed pipe or a full disk is the agent's business: still exit 0.
         let written = stdout
@@ -240,11 +247,12 @@ pub fn main(framework: &str, event: &str) -> ExitCode {
 }
 
 /// What to print, if anything, decided before `deadline`.
-fn answer(hook: Hook, deadline: Instant) -> Option<String> {
+fn answer(hook: Hook, service: Option<ServiceFile>, deadline: Instant) -> Option<String> {
     let input = read_input(deadline)?;
+    let service = service?;
     let (context, deadline) = match hook.moment {
-        Moment::SessionStart => (session_start(&input, deadline)?, deadline),
-        Moment::Turn => turn_note(hook, &input, deadline)?,
+        Moment::SessionStart => (session_start(&service, &input, deadline)?, deadline),
+        Moment::Turn => turn_note(hook, &service, &input, deadline)?,
     };
     if Instant::now() > deadline {
         return None;
@@ -302,9 +310,13 @@ fn hook_cwd(input: &serde_json::Value) -> Option<PathBuf> {
 
 /// The note titles for the hook's project, framed for the agent; `None` when there are
 /// none, memory is off or the service does not answer in time.
-fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String> {
+fn session_start(
+    file: &ServiceFile,
+    input: &serde_json::Value,
+    deadline: Instant,
+) -> Option<String> {
     let project = hook_cwd(input).map(|d| cairn_text::project::identify(&d));
-    let service = Loopback::find(deadline)?;
+    let service = Loopback::at(file, deadline)?;
     // Both questions at once: the titles need not wait for the memory switch.
     let (memory_on, titles) = std::thread::scope(|scope| {
         let memory = scope.spawn(|| service.memory_on());
@@ -325,6 +337,7 @@ fn session_start(input: &serde_json::Value, deadline: Instant) -> Option<String>
 /// the service's `hook_wait_ms` while its LLM judge is on.
 pub fn turn_note(
     hook: Hook,
+    file: &ServiceFile,
     input: &serde_json::Value,
     deadline: Instant,
 ) -> Option<(String, Instant)> {
@@ -333,7 +346,7 @@ pub fn turn_note(
         return None;
     }
     let req = turn_note_request(hook, input)?;
-    let mut service = Loopback::find(deadline)?;
+    let mut service = Loopback::at(file, deadline)?;
     if let Some(wait) = service.wait {
         service.deadline = deadline + wait;
     }
@@ -397,15 +410,9 @@ struct Loopback {
 }
 
 impl Loopback {
-    /// The service named by `service.json`, verified; `None` when there is none, it is not
-    /// on loopback, or it does not prove itself in time.
-    fn find(deadline: Instant) -> Option<Self> {
-        let paths = cairn_config::Paths::from_env().ok()?;
-        Self::at(&paths.service_file(), deadline)
-    }
-
-    fn at(service_file: &Path, deadline: Instant) -> Option<Self> {
-        let info = ServiceFile::read(service_file).ok()?;
+    /// The service `service.json` names, verified; `None` when it is not on loopback or
+    /// does not prove itself in time.
+    fn at(info: &ServiceFile, deadline: Instant) -> Option<Self> {
         let authority = info.url.strip_prefix("http://")?.trim_end_matches('/');
         let (host, port) = authority.rsplit_once(':')?;
         let port: u16 = port.parse().ok()?;
@@ -856,11 +863,27 @@ mod tests {
 
     #[test]
     fn the_per_turn_path_makes_no_note_until_the_service_offers_one() {
-        // No service, no method: None at once, whatever the input says.
+        // No service where the file says: None at once, whatever the input says.
         let input = serde_json::json!({"session_id": "s", "cwd": "/tmp", "prompt": "hi"});
-        let deadline = Instant::now() + DEADLINE;
+        let file = ServiceFile {
+            pid: 1,
+            host: cairn_core::api::ServiceHost::Daemon,
+            version: "0".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            url: "http://127.0.0.1:1".into(),
+            token: "t".into(),
+            instance: Some("i".into()),
+            hook_wait_ms: None,
+            hook_deadline_ms: Some(5_000),
+        };
+        let deadline = Instant::now() + deadline(Some(&file));
         assert_eq!(
-            turn_note(hook("claude-code", "UserPromptSubmit"), &input, deadline),
+            turn_note(
+                hook("claude-code", "UserPromptSubmit"),
+                &file,
+                &input,
+                deadline
+            ),
             None
         );
     }

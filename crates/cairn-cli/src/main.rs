@@ -651,7 +651,8 @@ enum BenchCmd {
         embedder: PathBuf,
     },
     /// The turn note at 150,000 records (service latency p50/p95, share with a note, RSS)
-    /// and the hook's round trip with the service down and up.
+    /// and the hook's round trip with the service down and up: how many notes the service
+    /// decided on reached the agent through the real hook, and the hook's p50/p95/p99.
     Note {
         /// Records in the synthetic store.
         #[arg(long, default_value_t = 150_000)]
@@ -659,6 +660,14 @@ enum BenchCmd {
         /// Turn notes asked (dry runs).
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Run the hook with a CPU hog on every core beside it (a build running beside the
+        /// agent), 200 hook runs instead of 30.
+        #[arg(long)]
+        load: bool,
+        /// The hooks' deadline the service publishes, in milliseconds (default: the
+        /// `hook.deadline_ms` in effect).
+        #[arg(long, value_name = "MS")]
+        deadline: Option<u32>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -1025,6 +1034,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     BenchCmd::Note {
                         records,
                         queries,
+                        load,
+                        deadline,
                         json,
                     },
             } => bench_note::run(
@@ -1032,6 +1043,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 bench_note::Args {
                     records,
                     queries,
+                    load,
+                    deadline_ms: deadline.unwrap_or(loaded.settings.hook.deadline_ms),
                     json,
                 },
             )

@@ -157,6 +157,31 @@ impl Daemon {
         assert!(out.status.success(), "{method}: {out:?}");
         serde_json::from_slice(&out.stdout).unwrap()
     }
+
+    /// A call the service refuses: the error's body.
+    fn rpc_refused(&self, method: &str, body: &serde_json::Value) -> String {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                &format!("Authorization: Bearer {}", self.token),
+                "--data-binary",
+                &body.to_string(),
+                "-w",
+                "\n%{http_code}",
+                &format!("{}/api/rpc/{method}", self.url),
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap();
+        assert_eq!(code, "400", "{method}: {text}");
+        body.to_owned()
+    }
 }
 
 impl Drop for Daemon {
@@ -1037,4 +1062,62 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         "the judged turn is logged as such: {log}"
     );
     assert_eq!(judge(false), serde_json::Value::Null);
+
+    // The hooks' deadline, as Settings → Integrations sets it: saved in the config file's
+    // [hook] table, published in service.json, and the next hook (no override in its
+    // environment) waits that long. Out of range is refused and changes nothing.
+    let timing = d.rpc("hook_timing_get", &serde_json::json!({}));
+    assert_eq!(timing["deadline_ms"], timing["default_ms"], "{timing}");
+    assert_eq!(
+        (timing["min_ms"].as_u64(), timing["max_ms"].as_u64()),
+        (Some(50), Some(1_500))
+    );
+    let refused = d.rpc_refused("hook_timing_set", &serde_json::json!({"deadline_ms": 20}));
+    assert!(refused.contains("hook.deadline_ms"), "{refused}");
+    let set = d.rpc(
+        "hook_timing_set",
+        &serde_json::json!({"deadline_ms": 1_500}),
+    );
+    assert_eq!(set["deadline_ms"], serde_json::json!(1_500), "{set}");
+    let config = fs_err::read_to_string(set["config_file"].as_str().unwrap()).unwrap();
+    assert!(
+        config.contains("[hook]") && config.contains("deadline_ms = 1500"),
+        "{config}"
+    );
+    let file: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(home.path().join("run/service.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["hook_deadline_ms"], serde_json::json!(1_500), "{file}");
+    let input = serde_json::json!({
+        "session_id": "sess-patient",
+        "cwd": "/work/billing",
+        "prompt": "which port does staging postgres listen on?",
+    })
+    .to_string();
+    let out = cairn(home.path())
+        .env_remove("CAIRN_HOOK_DEADLINE_MS")
+        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: the hook printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert!(
+        printed["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains(&fact),
+        "{printed}"
+    );
 }

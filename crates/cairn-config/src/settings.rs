@@ -24,8 +24,35 @@ pub struct Settings {
     pub index: IndexSettings,
     /// The model provider of distillation.
     pub llm: LlmSettings,
+    /// Agents' hooks.
+    pub hook: HookSettings,
     /// Log files.
     pub log: LogSettings,
+}
+
+/// `[hook]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookSettings {
+    /// How long an agent's hook waits for the turn note, in milliseconds from its start
+    /// ([`HookSettings::DEADLINE_MS`]).
+    pub deadline_ms: u32,
+}
+
+impl HookSettings {
+    /// The range `deadline_ms` may take: below the 2-second timeout `cairn integrate`
+    /// gives each hook entry, with room for the process to start and exit.
+    pub const DEADLINE_MS: std::ops::RangeInclusive<u32> = 50..=1_500;
+
+    /// The built-in `deadline_ms` (`default.toml`'s `[hook]`, which the tests check parses).
+    pub fn default_deadline_ms() -> u32 {
+        DEFAULT_TOML
+            .parse::<Table>()
+            .ok()
+            .and_then(|t| t.get("hook")?.get("deadline_ms")?.as_integer())
+            .and_then(|ms| u32::try_from(ms).ok())
+            .unwrap_or(*Self::DEADLINE_MS.end())
+    }
 }
 
 /// `[models]`
@@ -398,20 +425,40 @@ impl Settings {
     /// the key, the value and `origin` (where the change came from, e.g. the config file it
     /// is to be saved in).
     pub fn with_llm(&self, llm: LlmSettings, origin: &Origin) -> Result<Settings, SettingsError> {
-        let changed = Settings {
+        Settings {
             llm,
             ..self.clone()
-        };
-        let merged = Table::try_from(&changed).map_err(|e| SettingsError::Invalid {
-            key: "llm".into(),
+        }
+        .checked("llm", origin)
+    }
+
+    /// These settings with `hook` in place of `[hook]`, validated as [`Settings::with_llm`]
+    /// validates.
+    pub fn with_hook(
+        &self,
+        hook: HookSettings,
+        origin: &Origin,
+    ) -> Result<Settings, SettingsError> {
+        Settings {
+            hook,
+            ..self.clone()
+        }
+        .checked("hook", origin)
+    }
+
+    /// These settings validated as a whole, every value from `origin` (`section` names the
+    /// changed table when they cannot be written as TOML at all).
+    fn checked(self, section: &str, origin: &Origin) -> Result<Settings, SettingsError> {
+        let merged = Table::try_from(&self).map_err(|e| SettingsError::Invalid {
+            key: section.into(),
             value: String::new(),
             origin: origin.clone(),
             reason: format!("cannot be written as TOML: {e}"),
         })?;
         let mut origins = BTreeMap::new();
         record_origins(&merged, "", origin, &mut origins);
-        changed.validate(&merged, &origins)?;
-        Ok(changed)
+        self.validate(&merged, &origins)?;
+        Ok(self)
     }
 
     /// The settings as TOML (what `cairn config show` prints).
@@ -514,6 +561,16 @@ impl Settings {
         }
         if !(self.llm.daily_usd.is_finite() && self.llm.daily_usd >= 0.0) {
             return fail("llm.daily_usd", "must be a number of dollars, 0 or more");
+        }
+        if !HookSettings::DEADLINE_MS.contains(&self.hook.deadline_ms) {
+            return fail(
+                "hook.deadline_ms",
+                &format!(
+                    "must be {} to {} (milliseconds)",
+                    HookSettings::DEADLINE_MS.start(),
+                    HookSettings::DEADLINE_MS.end()
+                ),
+            );
         }
         if !(100..=10_000).contains(&self.llm.judge_ms) {
             return fail(
@@ -746,6 +803,19 @@ pub fn save_llm(file: &Path, llm: &LlmSettings) -> Result<(), SettingsError> {
     save_table(file, "llm", &llm_pairs(llm))
 }
 
+/// Writes `hook` into the `[hook]` table of the config file `file`, the way [`save_llm`]
+/// edits `[llm]`.
+pub fn save_hook(file: &Path, hook: &HookSettings) -> Result<(), SettingsError> {
+    save_table(
+        file,
+        "hook",
+        &[(
+            "deadline_ms",
+            toml::Value::Integer(i64::from(hook.deadline_ms)),
+        )],
+    )
+}
+
 /// Writes the backend, URL, shards and replication of `index` into the `[index]` table of the
 /// config file `file`, the way [`save_llm`] edits `[llm]`.
 pub fn save_index(file: &Path, index: &IndexSettings) -> Result<(), SettingsError> {
@@ -906,6 +976,41 @@ mod tests {
         assert_eq!(first.settings, second.settings);
         assert_eq!(second.settings.service.port, 0);
         assert!(second.settings.capture.enabled);
+    }
+
+    #[test]
+    fn the_hook_deadline_defaults_saves_and_refuses_what_is_out_of_range() {
+        let home = tempfile::tempdir().unwrap();
+        let loaded = load(home.path(), None, &[], &[]).unwrap();
+        assert_eq!(
+            loaded.settings.hook.deadline_ms,
+            HookSettings::default_deadline_ms()
+        );
+        assert!(HookSettings::DEADLINE_MS.contains(&HookSettings::default_deadline_ms()));
+        save_hook(&loaded.file, &HookSettings { deadline_ms: 750 }).unwrap();
+        let again = load(home.path(), None, &[], &[]).unwrap();
+        assert_eq!(again.settings.hook.deadline_ms, 750);
+        let e = load(
+            home.path(),
+            None,
+            &[("CAIRN__HOOK__DEADLINE_MS", "20")],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("hook.deadline_ms") && e.contains("CAIRN__HOOK__DEADLINE_MS"),
+            "{e}"
+        );
+        let e = again
+            .settings
+            .with_hook(
+                HookSettings { deadline_ms: 9_000 },
+                &Origin::File(again.file.clone()),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hook.deadline_ms") && e.contains("9000"), "{e}");
     }
 
     #[test]

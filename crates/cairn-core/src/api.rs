@@ -99,6 +99,10 @@ macro_rules! for_each_method {
                 "Where Cairn's MCP server is registered, per agent framework.";
             integration_set($crate::api::IntegrationSetReq) -> $crate::api::IntegrationChange,
                 "Register or unregister Cairn's MCP server with one framework (backs up the file).";
+            hook_timing_get($crate::api::Empty) -> $crate::api::HookTiming,
+                "How long agents' hooks wait for the turn note (hook.deadline_ms), its default and range.";
+            hook_timing_set($crate::api::HookTimingReq) -> $crate::api::HookTiming,
+                "Set how long agents' hooks wait for the turn note: saved in the config file's [hook] table and in effect at the next hook.";
             llm_status($crate::api::LlmStatusReq) -> $crate::api::LlmStatus,
                 "The model provider: which is set, today's calls and cost against the daily budget, the latest calls.";
             llm_test($crate::api::LlmTestReq) -> $crate::api::LlmTestRes,
@@ -731,6 +735,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<IntegrationBackup>(),
         file::<IntegrationList>(),
         file::<IntegrationSetReq>(),
+        file::<HookTiming>(),
+        file::<HookTimingReq>(),
         file::<IntegrationChange>(),
         file::<LlmStatusReq>(),
         file::<LlmBudget>(),

@@ -31,6 +31,8 @@ export type { ExportReport } from "./ExportReport";
 export type { ExportReq } from "./ExportReq";
 export type { FeatureValue } from "./FeatureValue";
 export type { FrameworkCapture } from "./FrameworkCapture";
+export type { HookTiming } from "./HookTiming";
+export type { HookTimingReq } from "./HookTimingReq";
 export type { ImportCounts } from "./ImportCounts";
 export type { ImportReport } from "./ImportReport";
 export type { ImportReq } from "./ImportReq";

@@ -17,6 +17,8 @@ import type { ExploreReq } from "./ExploreReq";
 import type { ExploreRes } from "./ExploreRes";
 import type { ExportReport } from "./ExportReport";
 import type { ExportReq } from "./ExportReq";
+import type { HookTiming } from "./HookTiming";
+import type { HookTimingReq } from "./HookTimingReq";
 import type { ImportReport } from "./ImportReport";
 import type { ImportReq } from "./ImportReq";
 import type { IndexMigrateReport } from "./IndexMigrateReport";
@@ -145,6 +147,10 @@ export type Methods = {
   integrations_list: { req: Empty; res: IntegrationList };
   /** Register or unregister Cairn's MCP server with one framework (backs up the file). */
   integration_set: { req: IntegrationSetReq; res: IntegrationChange };
+  /** How long agents' hooks wait for the turn note (hook.deadline_ms), its default and range. */
+  hook_timing_get: { req: Empty; res: HookTiming };
+  /** Set how long agents' hooks wait for the turn note: saved in the config file's [hook] table and in effect at the next hook. */
+  hook_timing_set: { req: HookTimingReq; res: HookTiming };
   /** The model provider: which is set, today's calls and cost against the daily budget, the latest calls. */
   llm_status: { req: LlmStatusReq; res: LlmStatus };
   /** Send one tiny request to the model provider (the configured one, or the one named) and say what came back and how long it took. */
@@ -198,4 +204,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "llm_offer", "llm_download", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "hook_timing_get", "hook_timing_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "llm_offer", "llm_download", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;

@@ -412,6 +412,7 @@ fn service_file(dir: &Path, port: u16, instance: Option<&str>) -> PathBuf {
         token: TOKEN.into(),
         instance: instance.map(Into::into),
         hook_wait_ms: None,
+        hook_deadline_ms: None,
     }
     .write(&path)
     .unwrap();

@@ -213,3 +213,30 @@ pub struct IntegrationChange {
     #[ts(optional)]
     pub manual: Option<String>,
 }
+
+/// How long agents' hooks wait for the turn note (`[hook]` in the config file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct HookTiming {
+    /// Milliseconds from the hook's start within which the note must arrive
+    /// (`hook.deadline_ms`); a later note is dropped and the turn goes on without it.
+    pub deadline_ms: u32,
+    /// The built-in default.
+    pub default_ms: u32,
+    /// The least allowed.
+    pub min_ms: u32,
+    /// The most allowed.
+    pub max_ms: u32,
+    /// How much longer hooks wait while the LLM judge is on (`llm.judge_ms` and a margin);
+    /// none while it is off.
+    pub judge_wait_ms: Option<u32>,
+    /// The config file it is saved in.
+    pub config_file: String,
+}
+
+/// Change the hooks' deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct HookTimingReq {
+    /// Milliseconds (50 to 1,500).
+    pub deadline_ms: u32,
+}
