@@ -24,6 +24,11 @@ export function projectScope(project: string): NoteScope {
   return { scope: "project", project };
 }
 
+/** A scope's name for people: "You", or the project's short name. */
+export function scopeName(scope: NoteScope["scope"], project: string | null): string {
+  return scope === "user" ? "You" : shortProject(project) || "Project";
+}
+
 /** The scope a note lives in. */
 export function scopeOf(note: Pick<NoteSummary, "scope" | "project">): NoteScope {
   return note.scope === "project" && note.project ? projectScope(note.project) : USER_SCOPE;

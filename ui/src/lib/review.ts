@@ -203,6 +203,11 @@ export function subjectProject(s: Pick<ReviewSubject, "project">): string {
   return shortProject(s.project);
 }
 
+/** The id of an entry's heading (focus moves to it after an action or an undo). */
+export function headingId(key: string): string {
+  return `review-entry-${key.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+}
+
 /** The date part (YYYY-MM-DD) of an RFC 3339 time, for a subject; "" when unknown. */
 export function subjectDate(at: string | null | undefined): string {
   if (!at) return "";
