@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # No crate under crates/ may depend on Tauri, directly or through another crate: Tauri lives
 # in src-tauri/ only. (The UI's own rule, only ui/src/platform/ imports @tauri-apps, is a
-# Vitest test: ui/src/platform-boundary.test.ts.)
+# Vitest test: ui/src/platform-boundary.test.ts.) Nor may a crate's modules import each other
+# in a circle.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bad=0
@@ -13,4 +14,6 @@ for manifest in crates/*/Cargo.toml; do
   fi
 done
 [ "$bad" = 0 ] && echo "ok: no crate under crates/ depends on Tauri"
+# No import circle between a crate's modules (scripts/check-module-cycles.py says which).
+python3 scripts/check-module-cycles.py || bad=1
 exit "$bad"

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The framework id is not one of [`crate::Integrations::frameworks`].
-    #[error("unknown framework `{0}` (known: {known})", known = crate::framework::ids().join(", "))]
+    #[error("unknown framework `{0}` (known: {known})", known = crate::ids::ids().join(", "))]
     UnknownFramework(String),
     /// No home directory could be found for the current user.
     #[error("no home directory found for the current user")]

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::env::Env;
+pub(crate) use crate::ids::IDS;
 
 /// The name Cairn's server is registered under in every agent.
 pub(crate) const ENTRY_NAME: &str = "cairn";
@@ -331,28 +332,11 @@ pub(crate) static FRAMEWORKS: [Framework; 9] = [
     },
 ];
 
-/// The ids of [`FRAMEWORKS`], in order.
-pub(crate) static IDS: [&str; 9] = [
-    "claude-code",
-    "codex",
-    "gemini-cli",
-    "opencode",
-    "cursor",
-    "qwen-code",
-    "crush",
-    "copilot-cli",
-    "goose",
-];
-
 fn gemini_dir(env: &Env) -> PathBuf {
     match env.var("GEMINI_CLI_HOME") {
         Some(home) => PathBuf::from(home).join(".gemini"),
         None => env.home.join(".gemini"),
     }
-}
-
-pub(crate) fn ids() -> Vec<&'static str> {
-    IDS.to_vec()
 }
 
 pub(crate) fn find(id: &str) -> Option<&'static Framework> {

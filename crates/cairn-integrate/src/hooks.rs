@@ -255,7 +255,7 @@ pub(crate) fn plugin_text(binary: &str) -> String {
 import {{ spawn }} from "node:child_process";
 
 const CAIRN = {binary};
-const TIMEOUT_MS = 1000;
+const TIMEOUT_MS = 2000;
 
 function ask(event, input) {{
   return new Promise((resolve) => {{

@@ -71,6 +71,7 @@ mod error;
 mod files;
 mod framework;
 mod hooks;
+mod ids;
 mod jsonc;
 mod ledger;
 mod text;

@@ -33,6 +33,7 @@ mod notes;
 mod review;
 mod sleep;
 mod store;
+mod time;
 
 pub use distill::PendingSession;
 pub use error::{Error, Result};

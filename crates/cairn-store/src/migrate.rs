@@ -58,7 +58,7 @@ pub(crate) async fn migrate(db: &DatabaseConnection, path: &std::path::Path) -> 
             [
                 (*version).into(),
                 (*name).into(),
-                crate::store::now_text().into(),
+                crate::time::now_text().into(),
             ],
         ))
         .await?;

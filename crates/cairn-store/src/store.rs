@@ -172,13 +172,7 @@ pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-pub(crate) fn now_text() -> String {
-    ts_text(&chrono::Utc::now())
-}
-
-pub(crate) fn ts_text(t: &Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+pub(crate) use crate::time::{now_text, ts_text};
 
 pub(crate) fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
