@@ -511,72 +511,91 @@ impl Retriever {
 
     /// The first stage, on the blocking pool: the query embedded once, BM25 per corpus
     /// (normalised within it: each index has its own statistics), and each kind of vector.
+    /// The embedding runs on a thread of its own beside the keyword searches, which do not
+    /// need it; the vector searches wait for it.
     fn candidates(&self, q: &TextQuery, mode: SearchMode) -> Result<Found, Error> {
         let t = &self.tuning;
         let pool = t.pool.max(q.limit);
-        let qv = match (&self.embedder, mode) {
-            (Some(e), SearchMode::Dense | SearchMode::Hybrid) => Some(
-                e.embed(&[q.text.as_str()])
+        // Each corpus's own query: a corpus with its own test searches unfiltered.
+        let queries: Vec<TextQuery> = self
+            .corpora
+            .iter()
+            .map(|corpus| {
+                let cq = if corpus.keep.is_some() {
+                    TextQuery {
+                        project: None,
+                        framework: None,
+                        exclude_session: None,
+                        limit: pool,
+                        context_boost: Some(t.context_boost),
+                        ..q.clone()
+                    }
+                } else {
+                    TextQuery {
+                        limit: pool,
+                        context_boost: Some(t.context_boost),
+                        ..q.clone()
+                    }
+                };
+                if t.stopwords {
+                    TextQuery {
+                        text: crate::stop::keyword_text(&cq.text),
+                        ..cq
+                    }
+                } else {
+                    cq
+                }
+            })
+            .collect();
+        let mut found = Found::default();
+        let qv = std::thread::scope(|scope| -> Result<Option<Vec<f32>>, Error> {
+            let embedding = match (&self.embedder, mode) {
+                (Some(e), SearchMode::Dense | SearchMode::Hybrid) => {
+                    let text = q.text.as_str();
+                    Some(scope.spawn(move || e.embed(&[text])))
+                }
+                _ => None,
+            };
+            if mode != SearchMode::Dense {
+                for (ci, (corpus, cq)) in self.corpora.iter().zip(&queries).enumerate() {
+                    let kept = |h: &TextHit| corpus.keep.as_ref().is_none_or(|k| k(h));
+                    let mut raw: HashMap<Key, f32> = HashMap::new();
+                    for h in corpus.text.search(cq)? {
+                        if !kept(&h) {
+                            continue;
+                        }
+                        let key = (ci, h.record_id.clone());
+                        raw.insert(key.clone(), h.score);
+                        found.meta.insert(key, h);
+                    }
+                    found
+                        .keyword
+                        .extend(if t.fusion == crate::Fusion::WeightedMax {
+                            crate::fuse::normalise_max(&raw)
+                        } else {
+                            crate::fuse::normalise(&raw)
+                        });
+                    // The keyword index reads its files through memory maps; what searches
+                    // mapped in goes back to the page cache once it passes the budget.
+                    if let Some(dir) = corpus.text.dir() {
+                        cairn_vectors::release_files_when_over_budget(dir);
+                    }
+                }
+            }
+            match embedding {
+                None => Ok(None),
+                Some(handle) => handle
+                    .join()
+                    .map_err(|_| Error::Backend("the query embedding panicked".into()))?
                     .map_err(backend)?
                     .into_iter()
                     .next()
-                    .ok_or_else(|| Error::Backend("the embedder returned nothing".into()))?,
-            ),
-            _ => None,
-        };
-        let mut found = Found {
-            qv: qv.clone(),
-            ..Found::default()
-        };
-        for (ci, corpus) in self.corpora.iter().enumerate() {
-            let cq = if corpus.keep.is_some() {
-                TextQuery {
-                    project: None,
-                    framework: None,
-                    exclude_session: None,
-                    limit: pool,
-                    context_boost: Some(t.context_boost),
-                    ..q.clone()
-                }
-            } else {
-                TextQuery {
-                    limit: pool,
-                    context_boost: Some(t.context_boost),
-                    ..q.clone()
-                }
-            };
-            let cq = if t.stopwords {
-                TextQuery {
-                    text: crate::stop::keyword_text(&cq.text),
-                    ..cq
-                }
-            } else {
-                cq
-            };
-            let kept = |h: &TextHit| corpus.keep.as_ref().is_none_or(|k| k(h));
-            if mode != SearchMode::Dense {
-                let mut raw: HashMap<Key, f32> = HashMap::new();
-                for h in corpus.text.search(&cq)? {
-                    if !kept(&h) {
-                        continue;
-                    }
-                    let key = (ci, h.record_id.clone());
-                    raw.insert(key.clone(), h.score);
-                    found.meta.insert(key, h);
-                }
-                found
-                    .keyword
-                    .extend(if t.fusion == crate::Fusion::WeightedMax {
-                        crate::fuse::normalise_max(&raw)
-                    } else {
-                        crate::fuse::normalise(&raw)
-                    });
-                // The keyword index reads its files through memory maps; what searches
-                // mapped in goes back to the page cache once it passes the budget.
-                if let Some(dir) = corpus.text.dir() {
-                    cairn_vectors::release_files_when_over_budget(dir);
-                }
+                    .map(Some)
+                    .ok_or_else(|| Error::Backend("the embedder returned nothing".into())),
             }
+        })?;
+        found.qv = qv.clone();
+        for (ci, (corpus, cq)) in self.corpora.iter().zip(&queries).enumerate() {
             let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
                 continue;
             };
