@@ -862,6 +862,30 @@ mod tests {
     }
 
     #[test]
+    fn the_deadline_is_the_services_unless_the_environment_names_one() {
+        // This test cannot set the variable safely; it checks what holds without it.
+        if std::env::var_os(DEADLINE_ENV).is_some() {
+            panic!("unset {DEADLINE_ENV} to run this test");
+        }
+        let file = |ms| ServiceFile {
+            pid: 1,
+            host: cairn_core::api::ServiceHost::Daemon,
+            version: "0".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            url: "http://127.0.0.1:1".into(),
+            token: "t".into(),
+            instance: Some("i".into()),
+            hook_wait_ms: None,
+            hook_deadline_ms: ms,
+        };
+        assert_eq!(deadline(None), DEADLINE);
+        assert_eq!(deadline(Some(&file(None))), DEADLINE);
+        assert_eq!(deadline(Some(&file(Some(450)))), Duration::from_millis(450));
+        // Out of range in a hand-edited file: held to 50..=5,000 ms.
+        assert_eq!(deadline(Some(&file(Some(1)))), Duration::from_millis(50));
+    }
+
+    #[test]
     fn the_per_turn_path_makes_no_note_until_the_service_offers_one() {
         // No service where the file says: None at once, whatever the input says.
         let input = serde_json::json!({"session_id": "s", "cwd": "/tmp", "prompt": "hi"});

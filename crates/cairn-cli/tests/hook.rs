@@ -618,6 +618,30 @@ fn integrate(home: &Path, user: &Path, args: &[&str]) -> String {
 }
 
 /// The command of Cairn's handler for `event` in a Claude-style hook file.
+/// `cairn hook claude-code UserPromptSubmit` with `input` on standard input and no deadline
+/// override in its environment (the service's own deadline applies): what it printed, as
+/// JSON, after it exited 0.
+fn turn_hook(home: &Path, input: &str) -> serde_json::Value {
+    let out = cairn(home)
+        .env_remove("CAIRN_HOOK_DEADLINE_MS")
+        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: the hook printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
 fn cairn_command(settings: &Path, event: &str) -> String {
     let doc: serde_json::Value =
         serde_json::from_str(&fs_err::read_to_string(settings).unwrap()).unwrap();
@@ -1033,25 +1057,8 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         "prompt": "which port does staging postgres listen on?",
     })
     .to_string();
-    let out = cairn(home.path())
-        .env_remove("CAIRN_HOOK_DEADLINE_MS")
-        .args(["hook", "claude-code", "UserPromptSubmit"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin.take().unwrap().write_all(input.as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let printed = turn_hook(home.path(), &input);
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
-    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: the hook printed {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
     let context = printed["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
@@ -1095,24 +1102,7 @@ fn the_turn_note_reaches_the_agent_through_its_hook_and_why_and_not_useful_work_
         "prompt": "which port does staging postgres listen on?",
     })
     .to_string();
-    let out = cairn(home.path())
-        .env_remove("CAIRN_HOOK_DEADLINE_MS")
-        .args(["hook", "claude-code", "UserPromptSubmit"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin.take().unwrap().write_all(input.as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: the hook printed {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
+    let printed = turn_hook(home.path(), &input);
     assert!(
         printed["hookSpecificOutput"]["additionalContext"]
             .as_str()
