@@ -47,7 +47,7 @@ pub struct Args {
     pub json: bool,
 }
 
-/// One step as `--json` prints it (the names the README's table explains).
+/// One step as `--json` prints it (the names `docs/figures/search.md`'s table explains).
 #[derive(Debug, Clone, Serialize)]
 struct StepJson {
     records: u64,

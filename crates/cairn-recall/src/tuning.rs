@@ -1,5 +1,5 @@
 //! The retriever's parameters. [`Tuning::default`] is what search uses; every value was
-//! chosen on the LoCoMo dev conversations (see the experiment log in the README), never on
+//! chosen on the LoCoMo dev conversations (see `docs/retrieval-experiments.md`), never on
 //! the questions Cairn is checked on.
 use crate::fuse::Fusion;
 

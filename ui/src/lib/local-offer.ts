@@ -3,7 +3,7 @@ import type { LlmOffer, WorkerStatus } from "../generated";
 /** The worker board's name for model downloads. */
 export const MODELS_WORKER = "models";
 
-/** Bytes in decimal gigabytes (`1.1 GB`), as the CLI and the README give the offer's figures. */
+/** Bytes in decimal gigabytes (`1.1 GB`), as the CLI and docs/guide.md give the offer's figures. */
 export function gigabytes(bytes: number): string {
   return `${(bytes / 1e9).toFixed(1)} GB`;
 }
