@@ -25,7 +25,8 @@ const REUSE_AFTER: usize = 3;
 struct Figures {
     requests: usize,
     sessions: usize,
-    capture_s: f64,
+    /// `None` when the store captured by an earlier run in the same `--home` was replayed again.
+    capture_s: Option<f64>,
     replay_s: f64,
     requests_per_s: f64,
     report: ReplayReport,
@@ -128,36 +129,69 @@ fn run_child(mut c: Command, what: &str) -> anyhow::Result<String> {
 }
 
 /// Runs the benchmark and prints its figures.
-pub fn run(requests: usize, json: bool) -> anyhow::Result<()> {
+pub fn run(requests: usize, json: bool, keep: Option<&Path>) -> anyhow::Result<()> {
     anyhow::ensure!(requests > 0, "--requests must be at least 1");
     let temp = tempfile::tempdir().context("cannot make a temporary folder")?;
-    let user = temp.path().join("user");
-    let home = temp.path().join("cairn-home");
+    let base = keep.unwrap_or(temp.path());
+    let user = base.join("user");
+    let home = base.join("cairn-home");
     let dir = user.join(".claude/projects/-home-dev-projects-bench");
-    fs_err::create_dir_all(&dir)?;
-    fs_err::create_dir_all(&home)?;
     let sessions = requests.div_ceil(PER_SESSION);
-    let mut rng = Lcg(2027);
-    let mut left = requests;
-    for s in 0..sessions {
-        let turns = left.min(PER_SESSION);
-        left -= turns;
-        fs_err::write(
-            dir.join(format!("bench-replay-{s:05}.jsonl")),
-            session(&mut rng, s, turns),
-        )?;
-    }
-    if !json {
-        eprintln!("capturing {requests} synthetic requests in {sessions} sessions…");
-    }
-    let started = Instant::now();
-    let mut capture = child(&user, &home)?;
-    capture.args(["capture", "--once", "--json"]);
-    run_child(capture, "capture --once")?;
-    let capture_s = started.elapsed().as_secs_f64();
-    if !json {
-        eprintln!("  captured and indexed in {capture_s:.1} s; replaying…");
-    }
+    // A folder an earlier run left whole (its marker names the same number of requests) is
+    // replayed again without writing and capturing the history a second time.
+    let marker = base.join("bench-replay.json");
+    let captured = fs_err::read_to_string(&marker)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("requests").and_then(serde_json::Value::as_u64))
+        == Some(requests as u64);
+    let capture_s = if captured {
+        if !json {
+            eprintln!(
+                "replaying the {requests} requests captured earlier in {}…",
+                base.display()
+            );
+        }
+        None
+    } else {
+        if keep.is_some() && base.exists() && fs_err::read_dir(base)?.next().is_some() {
+            bail!(
+                "{} is not empty and holds no whole bench replay of {requests} requests; give an \
+                 empty or new folder",
+                base.display()
+            );
+        }
+        fs_err::create_dir_all(&dir)?;
+        fs_err::create_dir_all(&home)?;
+        let mut rng = Lcg(2027);
+        let mut left = requests;
+        for s in 0..sessions {
+            let turns = left.min(PER_SESSION);
+            left -= turns;
+            fs_err::write(
+                dir.join(format!("bench-replay-{s:05}.jsonl")),
+                session(&mut rng, s, turns),
+            )?;
+        }
+        if !json {
+            eprintln!("capturing {requests} synthetic requests in {sessions} sessions…");
+        }
+        let started = Instant::now();
+        let mut capture = child(&user, &home)?;
+        capture.args(["capture", "--once", "--json"]);
+        run_child(capture, "capture --once")?;
+        let capture_s = started.elapsed().as_secs_f64();
+        if keep.is_some() {
+            fs_err::write(
+                &marker,
+                serde_json::json!({ "requests": requests }).to_string(),
+            )?;
+        }
+        if !json {
+            eprintln!("  captured and indexed in {capture_s:.1} s; replaying…");
+        }
+        Some(capture_s)
+    };
     let started = Instant::now();
     let mut replay = child(&user, &home)?;
     replay.args(["eval", "replay", "--json"]);
@@ -177,14 +211,14 @@ pub fn run(requests: usize, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&figures)?);
         return Ok(());
     }
+    let captured = figures.capture_s.map_or_else(
+        || "captured by an earlier run".to_owned(),
+        |s| format!("captured and indexed in {s:.1} s"),
+    );
     println!(
-        "{} requests in {} sessions: captured and indexed in {:.1} s; replayed in {:.1} s \
-         ({:.1} requests/s, the child process's whole run).",
-        figures.requests,
-        figures.sessions,
-        figures.capture_s,
-        figures.replay_s,
-        figures.requests_per_s
+        "{} requests in {} sessions: {captured}; replayed in {:.1} s ({:.1} requests/s, the \
+         child process's whole run).",
+        figures.requests, figures.sessions, figures.replay_s, figures.requests_per_s
     );
     crate::replay_cli::print_report(&figures.report);
     Ok(())

@@ -14,6 +14,7 @@ mod bench_distill;
 mod bench_note;
 mod bench_replay;
 mod bench_search;
+mod cli_reference;
 mod embed_cache;
 mod eval;
 mod eval_distill;
@@ -57,6 +58,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Print the CLI reference (docs/cli.md) from these definitions.
+    #[command(hide = true)]
+    CliReference,
     /// Run the headless service: owns the store, serves the API and the UI on loopback.
     Daemon {
         /// Folder of the built web UI to serve (default: service.ui_dir, else the UI installed
@@ -678,6 +682,11 @@ enum BenchCmd {
         /// Requests in the synthetic store.
         #[arg(long, default_value_t = 10_000)]
         requests: usize,
+        /// Keep the history and its captured store in this folder (new or empty); a folder an
+        /// earlier run filled with the same number of requests is replayed again without
+        /// capturing.
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -793,6 +802,13 @@ fn main() -> ExitCode {
     };
     // Hooks answer before settings, logging or the async runtime exist: they must cost
     // nothing and print only what the agent expects.
+    if matches!(cli.command, Command::CliReference) {
+        use clap::CommandFactory;
+        let mut root = Cli::command();
+        root.build();
+        print!("{}", cli_reference::markdown(&root));
+        return ExitCode::SUCCESS;
+    }
     if let Command::Hook { framework, event } = &cli.command {
         return hook::main(framework, event);
     }
@@ -1051,8 +1067,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             .await
             .map_err(Failure::from),
             Command::Bench {
-                what: BenchCmd::Replay { requests, json },
-            } => bench_replay::run(requests, json).map_err(Failure::from),
+                what:
+                    BenchCmd::Replay {
+                        requests,
+                        home,
+                        json,
+                    },
+            } => bench_replay::run(requests, json, home.as_deref()).map_err(Failure::from),
             Command::Index {
                 what: IndexCmd::Rebuild { json },
             } => {
@@ -1313,7 +1334,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 what: LlmCmd::ForgetKey { api },
             } => llm::forget_key(api.name()).map_err(Failure::from),
             // Answered in `main` before settings, logging and the runtime.
-            Command::Hook { .. } => Ok(()),
+            Command::Hook { .. } | Command::CliReference => Ok(()),
             Command::Config {
                 what: ConfigCmd::Path,
             } => {

@@ -465,9 +465,58 @@ fn bench_replay_captures_and_replays_a_synthetic_history() {
     }
     // The bench's own home is temporary: nothing is left in the user's Cairn home.
     assert!(!home.path().join("data/replay.json").exists());
+
+    // `--home DIR` keeps the captured history; a second run replays it without capturing, and
+    // a folder holding something else is refused by name.
+    let kept = tempfile::tempdir().unwrap();
+    let bench = |requests: &str| {
+        Command::new(BIN)
+            .env("CAIRN_HOME", home.path())
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .env("CAIRN__MODELS__EMBEDDER", &model)
+            .args([
+                "bench",
+                "replay",
+                "--requests",
+                requests,
+                "--json",
+                "--home",
+            ])
+            .arg(kept.path())
+            .output()
+            .unwrap()
+    };
+    let first = bench("40");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert!(first["capture_s"].as_f64().unwrap() > 0.0, "{first}");
+    let again = bench("40");
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert!(again["capture_s"].is_null(), "{again}");
+    assert_eq!(again["report"]["requests"], 40, "{again}");
+    assert_eq!(
+        again["report"]["needed"], first["report"]["needed"],
+        "{again}"
+    );
+    let other = bench("60");
+    assert!(!other.status.success());
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains(&kept.path().display().to_string()),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
 }
 
-/// `cairn bench search --json`: one object per step, with the figures the README's table
+/// `cairn bench search --json`: one object per step, with the figures docs/figures/search.md
 /// shows, each in range (small steps; the figures themselves are reported, never asserted).
 #[test]
 fn bench_search_prints_one_json_object_per_step() {
