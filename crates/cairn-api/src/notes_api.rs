@@ -256,6 +256,7 @@ impl Service {
             vectors: index.vectors.clone(),
             keep: Some(Arc::new(keep)),
             store: None,
+            before: None,
         };
         Ok(Some((index, corpus)))
     }

@@ -80,6 +80,7 @@ impl Service {
             vectors: self.dense_parts().await.map(|d| d.index),
             keep: Some(keep_record),
             store: Some(self.store().clone()),
+            before: at,
         }];
         let times = match at {
             Some(_) => Some(self.item_times().await?),

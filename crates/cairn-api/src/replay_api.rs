@@ -1011,6 +1011,8 @@ impl Service {
             since: None,
             until: None,
             exclude_session: q.req.session_id.clone(),
+            before: None,
+            bare: false,
             limit: BASELINE_TOP * 2,
             context_boost: None,
         };

@@ -968,6 +968,8 @@ impl Service {
                 .map(|d| parse_date(d, true))
                 .transpose()?,
             exclude_session: req.exclude_session.clone(),
+            before: None,
+            bare: false,
             limit: req.limit.unwrap_or(20).clamp(1, 200) as usize,
             context_boost: None,
         };
@@ -994,6 +996,7 @@ impl Service {
                 vectors: self.dense_parts().await.map(|d| d.index),
                 keep: None,
                 store: Some(self.inner.store.clone()),
+                before: None,
             });
         }
         // Items are what was learned: searched with records unless a framework is asked

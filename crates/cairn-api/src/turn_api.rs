@@ -303,6 +303,8 @@ impl Service {
             since: None,
             until: None,
             exclude_session: req.session_id.clone().filter(|s| !s.is_empty()),
+            before: None,
+            bare: false,
             limit: note::CANDIDATES,
             context_boost: None,
         };

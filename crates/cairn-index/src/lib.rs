@@ -25,4 +25,4 @@
 mod text;
 pub mod unit;
 
-pub use text::{CONTEXT_BOOST, Error, TextHit, TextIndex, TextQuery};
+pub use text::{CONTEXT_BOOST, Error, Passages, TextHit, TextIndex, TextQuery};

@@ -62,10 +62,16 @@ pub struct TextQuery {
     pub until: Option<Timestamp>,
     /// Leave out this session (the conversation asking).
     pub exclude_session: Option<String>,
+    /// Only what happened before this time, a hard cut unlike `since` and `until`: a turn
+    /// replayed at its moment sees only what was there then.
+    pub before: Option<Timestamp>,
     /// At most this many records.
     pub limit: usize,
     /// How much a match in a unit's context counts (`None`: [`CONTEXT_BOOST`]).
     pub context_boost: Option<f32>,
+    /// Hits without passages: the search skips the snippet of every candidate, and the
+    /// caller makes the passages of those it keeps ([`TextIndex::passages`]).
+    pub bare: bool,
 }
 
 impl TextQuery {
@@ -444,6 +450,29 @@ impl TextIndex {
         Ok(())
     }
 
+    /// The query's words as the index reads them. A field with no weight is not searched at
+    /// all (a zero boost would still match).
+    fn words(&self, q: &TextQuery, text: &str) -> Box<dyn Query> {
+        let context = q.context_boost.unwrap_or(CONTEXT_BOOST);
+        let mut fields = vec![self.f.text];
+        if context > 0.0 {
+            fields.push(self.f.context);
+        }
+        let mut parser = QueryParser::for_index(&self.index, fields);
+        parser.set_field_boost(self.f.context, context);
+        parser.parse_query_lenient(text).0
+    }
+
+    /// What makes the passages of a [`TextQuery::bare`] search's hits from their chunks'
+    /// text: the same passages the search would have given.
+    pub fn passages(&self, q: &TextQuery) -> Result<Passages, Error> {
+        let searcher = self.reader.searcher();
+        let words = self.words(q, q.text.trim());
+        let mut snippets = SnippetGenerator::create(&searcher, &*words, self.f.text)?;
+        snippets.set_max_num_chars(PASSAGE_CHARS);
+        Ok(Passages(snippets))
+    }
+
     /// Searches: one hit per record with its best passage, best first. With a date range,
     /// records inside it come first and the rest follow.
     pub fn search(&self, q: &TextQuery) -> Result<Vec<TextHit>, Error> {
@@ -453,15 +482,7 @@ impl TextIndex {
             return Err(Error::Query("the query is empty".into()));
         }
         let searcher = self.reader.searcher();
-        // A field with no weight is not searched at all (a zero boost would still match).
-        let context = q.context_boost.unwrap_or(CONTEXT_BOOST);
-        let mut fields = vec![self.f.text];
-        if context > 0.0 {
-            fields.push(self.f.context);
-        }
-        let mut parser = QueryParser::for_index(&self.index, fields);
-        parser.set_field_boost(self.f.context, context);
-        let (words, _errors) = parser.parse_query_lenient(text);
+        let words = self.words(q, text);
         let f = self.f;
         let mut filters: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, words.box_clone())];
         if let Some(p) = &q.project {
@@ -479,6 +500,15 @@ impl TextIndex {
                 Box::new(TermQuery::new(
                     Term::from_field_text(f.framework, fw),
                     IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(before) = q.before {
+            filters.push((
+                Occur::Must,
+                Box::new(RangeQuery::new(
+                    Bound::Unbounded,
+                    Bound::Excluded(Term::from_field_i64(f.ts, before.timestamp_millis())),
                 )),
             ));
         }
@@ -506,12 +536,26 @@ impl TextIndex {
                 .map(|(o, q)| (*o, q.box_clone()))
                 .collect::<Vec<_>>();
             ranged.push((Occur::Must, Box::new(RangeQuery::new(lower, upper))));
-            hits = self.collect(&searcher, &BooleanQuery::new(ranged), &*words, limit, true)?;
+            hits = self.collect(
+                &searcher,
+                &BooleanQuery::new(ranged),
+                &*words,
+                limit,
+                true,
+                q.bare,
+            )?;
         }
         if hits.len() < limit {
             let seen: std::collections::HashSet<String> =
                 hits.iter().map(|h| h.record_id.clone()).collect();
-            let rest = self.collect(&searcher, &base, &*words, limit + seen.len(), !has_range)?;
+            let rest = self.collect(
+                &searcher,
+                &base,
+                &*words,
+                limit + seen.len(),
+                !has_range,
+                q.bare,
+            )?;
             hits.extend(
                 rest.into_iter()
                     .filter(|h| !seen.contains(&h.record_id))
@@ -575,12 +619,18 @@ impl TextIndex {
         words: &dyn Query,
         limit: usize,
         in_range: bool,
+        bare: bool,
     ) -> Result<Vec<TextHit>, Error> {
         let f = self.f;
         // Several chunks of one record may match: over-fetch, keep each record's best.
         let top = searcher.search(query, &TopDocs::with_limit(limit * 4 + 10))?;
-        let mut snippets = SnippetGenerator::create(searcher, words, f.text)?;
-        snippets.set_max_num_chars(PASSAGE_CHARS);
+        let snippets = if bare {
+            None
+        } else {
+            let mut s = SnippetGenerator::create(searcher, words, f.text)?;
+            s.set_max_num_chars(PASSAGE_CHARS);
+            Some(Passages(s))
+        };
         let mut best: HashMap<String, usize> = HashMap::new();
         let mut out: Vec<TextHit> = Vec::new();
         for (score, addr) in top {
@@ -597,12 +647,10 @@ impl TextIndex {
             if out.len() >= limit {
                 break;
             }
-            let snippet = snippets.snippet_from_doc(&d);
-            let mut passage = snippet.fragment().trim().to_owned();
-            if passage.is_empty() {
-                let whole = get(f.text).unwrap_or_default();
-                passage = whole.chars().take(PASSAGE_CHARS).collect();
-            }
+            let passage = match &snippets {
+                Some(p) => p.of(&get(f.text).unwrap_or_default()),
+                None => String::new(),
+            };
             let ts = d.get_first(f.ts).and_then(|v| v.as_i64()).unwrap_or(0);
             let chunk = d.get_first(f.chunk).and_then(|v| v.as_u64()).unwrap_or(0);
             best.insert(id.clone(), out.len());
@@ -620,6 +668,22 @@ impl TextIndex {
             });
         }
         Ok(out)
+    }
+}
+
+/// Makes a search's passages: the best window of a chunk's text for the query's words, or the
+/// text's start when none of them is in it.
+pub struct Passages(SnippetGenerator);
+
+impl Passages {
+    /// The passage of one chunk's whole text.
+    pub fn of(&self, text: &str) -> String {
+        let passage = self.0.snippet(text).fragment().trim().to_owned();
+        if passage.is_empty() {
+            text.chars().take(PASSAGE_CHARS).collect()
+        } else {
+            passage
+        }
     }
 }
 

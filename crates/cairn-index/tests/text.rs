@@ -262,3 +262,54 @@ async fn a_word_is_known_when_a_unit_in_reach_holds_it() {
     index.clear().unwrap();
     assert!(!index.holds_word("postgres", None, None).unwrap());
 }
+
+/// `before` is a hard cut (unlike `since` and `until`): nothing from that time on is found,
+/// however well it matches.
+#[tokio::test]
+async fn before_cuts_what_happened_later_out_of_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, index) = fixture(dir.path()).await;
+    let all = index.search(&TextQuery::new("lock timeout", 10)).unwrap();
+    assert_eq!(all.len(), 2);
+    let cut = chrono::Utc::now() - chrono::Duration::hours(36);
+    let hits = index
+        .search(&TextQuery {
+            before: Some(cut),
+            ..TextQuery::new("lock timeout", 10)
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].timestamp < cut);
+    assert!(hits[0].passage.contains("statement_timeout"), "{hits:?}");
+}
+
+/// A bare search finds the same hits without passages, and `passages` makes the passage the
+/// search would have given from the chunk's text.
+#[tokio::test]
+async fn a_bare_search_leaves_passages_to_the_caller_and_they_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_store, index) = fixture(dir.path()).await;
+    let q = TextQuery::new("lock timeout migration", 10);
+    let full = index.search(&q).unwrap();
+    let bare_q = TextQuery {
+        bare: true,
+        ..q.clone()
+    };
+    let bare = index.search(&bare_q).unwrap();
+    assert_eq!(full.len(), bare.len());
+    let passages = index.passages(&bare_q).unwrap();
+    let texts = [
+        "the postgres migration failed with a lock timeout",
+        "Lock timeout again: raise statement_timeout",
+        "migrate the web app to vite",
+    ];
+    for (f, b) in full.iter().zip(&bare) {
+        assert_eq!(f.record_id, b.record_id);
+        assert!(b.passage.is_empty());
+        let text = texts
+            .iter()
+            .find(|t| f.passage.contains(&t[..10]))
+            .expect("a fixture text");
+        assert_eq!(passages.of(text), f.passage);
+    }
+}

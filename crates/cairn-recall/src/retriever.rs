@@ -82,6 +82,10 @@ pub struct Corpus {
     /// its session, and its text comes from here. `None` for a corpus held elsewhere (notes):
     /// its hits are scored alone and their text comes from its index.
     pub store: Option<Store>,
+    /// Only what happened before this time is a candidate, cut in the keyword and vector
+    /// searches themselves (not after them, which would spend their pools on what cannot be
+    /// shown): a turn replayed at its moment sees what the store held then.
+    pub before: Option<Timestamp>,
 }
 
 /// One record (or note) found.
@@ -147,6 +151,9 @@ struct Found {
     dense_in_range: HashMap<Key, bool>,
     /// The query's embedding, when the dense side ran.
     qv: Option<Vec<f32>>,
+    /// Each corpus's keyword query (a corpus with a store searched it bare: its hits'
+    /// passages are made from the store's text for the hits kept).
+    queries: Vec<TextQuery>,
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
@@ -402,6 +409,7 @@ impl Retriever {
         // The text of each hit: from the store for records, from its index otherwise.
         let mut hits: Vec<Hit> = Vec::new();
         let mut chunk_text: HashMap<Key, String> = HashMap::new();
+        let mut passages: HashMap<usize, cairn_index::Passages> = HashMap::new();
         let mut by_corpus: HashMap<usize, Vec<String>> = HashMap::new();
         for (key, _, _) in scored.iter().take(want * 2) {
             if self.corpora[key.0].store.is_some() {
@@ -437,14 +445,27 @@ impl Retriever {
                     .find(|c| c.ord == chunk)
                     .map_or(r.text.as_str(), |c| c.text.as_str());
                 chunk_text.insert(key.clone(), whole.chars().take(RERANK_CHARS).collect());
+                // A keyword hit's passage is the window of its words, made now for the hits
+                // kept (the search itself made none).
+                let passage = match found.meta.get(&key) {
+                    Some(m) if !m.passage.is_empty() => m.passage.clone(),
+                    Some(_) => {
+                        if !passages.contains_key(&key.0)
+                            && let Some(q) = found.queries.get(key.0)
+                        {
+                            passages.insert(key.0, self.corpora[key.0].text.passages(q)?);
+                        }
+                        passages.get(&key.0).map_or_else(
+                            || whole.chars().take(PASSAGE_CHARS).collect(),
+                            |p| p.of(whole),
+                        )
+                    }
+                    None => whole.chars().take(PASSAGE_CHARS).collect(),
+                };
                 TextHit {
                     record_id: key.1.clone(),
                     score,
-                    passage: found
-                        .meta
-                        .get(&key)
-                        .map(|m| m.passage.clone())
-                        .unwrap_or_else(|| whole.chars().take(PASSAGE_CHARS).collect()),
+                    passage,
                     chunk,
                     framework: r.framework.clone(),
                     project: r.project.clone(),
@@ -521,17 +542,26 @@ impl Retriever {
             .corpora
             .iter()
             .map(|corpus| {
+                let before = match (q.before, corpus.before) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let bare = corpus.store.is_some();
                 let cq = if corpus.keep.is_some() {
                     TextQuery {
                         project: None,
                         framework: None,
                         exclude_session: None,
+                        before,
+                        bare,
                         limit: pool,
                         context_boost: Some(t.context_boost),
                         ..q.clone()
                     }
                 } else {
                     TextQuery {
+                        before,
+                        bare,
                         limit: pool,
                         context_boost: Some(t.context_boost),
                         ..q.clone()
@@ -595,25 +625,32 @@ impl Retriever {
             }
         })?;
         found.qv = qv.clone();
+        found.queries = queries.clone();
         for (ci, (corpus, cq)) in self.corpora.iter().zip(&queries).enumerate() {
             let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
                 continue;
             };
+            // The hard cut is inclusive in the vector filter: the last millisecond before it.
+            let cut = cq.before.map(|t| t.timestamp_millis() - 1);
             let base = VectorFilter {
                 project: cq.project.clone(),
                 framework: cq.framework.clone(),
                 kinds: Vec::new(),
                 exclude_session: cq.exclude_session.clone(),
                 since_ms: None,
-                until_ms: None,
+                until_ms: cut,
             };
             let has_range = q.since.is_some() || q.until.is_some();
             let mut passes = Vec::new();
             if has_range {
+                let until = match (q.until.map(|t| t.timestamp_millis()), cut) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 passes.push((
                     VectorFilter {
                         since_ms: q.since.map(|t| t.timestamp_millis()),
-                        until_ms: q.until.map(|t| t.timestamp_millis()),
+                        until_ms: until,
                         ..base.clone()
                     },
                     true,

@@ -101,6 +101,7 @@ fn records(m: &Memory) -> Corpus {
         vectors: None,
         keep: None,
         store: Some(m.store.clone()),
+        before: None,
     }
 }
 
@@ -293,6 +294,7 @@ async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
             vectors: None,
             keep: Some(Arc::new(|_: &TextHit| true)),
             store: None,
+            before: None,
         },
     ];
     let q = query("kestrel", SearchMode::Bm25, true);
@@ -582,5 +584,56 @@ async fn a_record_is_lifted_by_its_neighbours_and_its_session() {
         pos(&hits, "b_kayak") < pos(&hits, "a_kayak"),
         "in its conversation, the turn next to the trip comes first: {:?}",
         ids(&hits)
+    );
+}
+
+/// A corpus's `before` cuts later records out of the searches themselves: with a pool of two
+/// and three later records matching better, the one earlier record is still found, where a
+/// keep test alone (applied after the search) loses it. Passages of kept hits still show
+/// the query's words.
+#[tokio::test]
+async fn before_cuts_later_records_in_the_search_so_they_do_not_fill_its_pool() {
+    let m = remember(&[
+        turn("r_early", "s1", 0, &["kestrel port 7311 in the config"]),
+        turn("r_late1", "s2", 100, &["kestrel kestrel port"]),
+        turn("r_late2", "s3", 200, &["kestrel kestrel port"]),
+        turn("r_late3", "s4", 300, &["kestrel kestrel port"]),
+    ])
+    .await;
+    let cut = chrono::DateTime::from_timestamp(T0 + 50, 0).unwrap();
+    let small = Tuning {
+        pool: 2,
+        ..Tuning::default()
+    };
+    let mut q = query("kestrel port", SearchMode::Bm25, false);
+    q.text.limit = 2;
+    let keep_only = Corpus {
+        keep: Some(Arc::new(move |h: &TextHit| h.timestamp < cut)),
+        ..records(&m)
+    };
+    let (hits, _) = Retriever {
+        tuning: small.clone(),
+        ..retriever(vec![keep_only], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    assert!(hits.is_empty(), "{:?}", ids(&hits));
+    let cut_in_search = Corpus {
+        keep: Some(Arc::new(move |h: &TextHit| h.timestamp < cut)),
+        before: Some(cut),
+        ..records(&m)
+    };
+    let (hits, _) = Retriever {
+        tuning: small,
+        ..retriever(vec![cut_in_search], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    assert_eq!(ids(&hits), ["r_early"]);
+    assert!(
+        hits[0].hit.passage.contains("kestrel port 7311"),
+        "{hits:?}"
     );
 }
