@@ -373,7 +373,7 @@ mod tests {
     use super::*;
 
     fn root() -> Command {
-        let mut c = crate::Cli::command();
+        let mut c = crate::cli::Cli::command();
         c.build();
         c
     }

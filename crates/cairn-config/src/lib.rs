@@ -24,7 +24,7 @@ mod settings;
 
 pub use paths::{CAIRN_HOME, Paths, PathsError, RECURSION_GUARD};
 pub use settings::{
-    CaptureSettings, DEFAULT_TOML, HookSettings, IndexSettings, LLM_PROVIDERS, LlmSettings,
-    LoadedSettings, LogSettings, MODEL_NAME_MAX, ModelSettings, Origin, Overrides, ServiceSettings,
-    Settings, SettingsError, model_name_problem, save_hook, save_index, save_llm,
+    CaptureSettings, DEFAULT_TOML, HOOK_DEADLINE_ENV, HookSettings, IndexSettings, LLM_PROVIDERS,
+    LlmSettings, LoadedSettings, LogSettings, MODEL_NAME_MAX, ModelSettings, Origin, Overrides,
+    ServiceSettings, Settings, SettingsError, model_name_problem, save_hook, save_index, save_llm,
 };

@@ -30,6 +30,10 @@ pub struct Settings {
     pub log: LogSettings,
 }
 
+/// Overrides the hook's deadline for one hook process, in milliseconds (50 to 5,000), whatever
+/// the service's `hook.deadline_ms` says. The agent's own hook timeout must stay above it.
+pub const HOOK_DEADLINE_ENV: &str = "CAIRN_HOOK_DEADLINE_MS";
+
 /// `[hook]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

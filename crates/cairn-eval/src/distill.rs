@@ -14,7 +14,7 @@ use cairn_llm::{Llm, Policy, Provider, Recorded};
 use cairn_store::Store;
 use serde::Serialize;
 
-use crate::eval::{audit_corrections, evidence_ids, locomo_records};
+use crate::locomo::{audit_corrections, evidence_ids, locomo_records};
 
 /// What the distillation eval measured.
 #[derive(Debug, Default, Serialize)]

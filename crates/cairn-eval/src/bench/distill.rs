@@ -11,7 +11,7 @@ use cairn_distill::{Distiller, Settle};
 use cairn_llm::{Budget, Llm, Policy, Provider, ProviderError, Reply, Request, Usage};
 use cairn_store::Store;
 
-use crate::bench::{Lcg, claude_turn_with, pass_options};
+use super::{Lcg, claude_turn_with, pass_options};
 
 /// Counts what it is sent; answers no item.
 #[derive(Default)]

@@ -28,16 +28,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cairn_api::ServiceFile;
+use cairn_config::HOOK_DEADLINE_ENV as DEADLINE_ENV;
 use serde::Serialize;
 
 /// The whole answer — input read, service found, asked and answered — within this time,
 /// counted from the start of [`main`], when the running service names none (its
 /// `service.json` carries the user's `hook.deadline_ms`, which wins).
 pub const DEADLINE: Duration = Duration::from_millis(120);
-
-/// Overrides the deadline for one hook process, in milliseconds (50 to 5,000), whatever
-/// the service's `hook.deadline_ms` says. The agent's own hook timeout must stay above it.
-pub const DEADLINE_ENV: &str = "CAIRN_HOOK_DEADLINE_MS";
 
 /// The deadline in effect: [`DEADLINE_ENV`] when it holds a number, else the service's
 /// `hook_deadline_ms` (from the user's `hook.deadline_ms`), else [`DEADLINE`].

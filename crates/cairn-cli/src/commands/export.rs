@@ -5,14 +5,32 @@ use std::path::Path;
 
 use cairn_api::{ApiError, Backend};
 use cairn_core::api::{ExportReport, ExportReq, ImportCounts, ImportReport, ImportReq};
+use cairn_eval::progress::call_with_progress_req;
+
+use super::{Ctx, Failure};
+use crate::cli::{ExportArgs, ImportArgs};
 
 /// The folder as an absolute path (relative ones are taken from the working directory).
 fn absolute(dir: &Path) -> std::io::Result<String> {
     Ok(std::path::absolute(dir)?.display().to_string())
 }
 
+/// `cairn export`.
+pub async fn export(ctx: &Ctx, args: ExportArgs) -> Result<(), Failure> {
+    let ExportArgs {
+        dir,
+        project,
+        since,
+        json,
+    } = args;
+    let backend = ctx.backend().await?;
+    let res = export_with(&backend, &dir, project, since, json).await;
+    backend.close().await;
+    Ok(res?)
+}
+
 /// Runs `export_run`, printing the report (JSON with `json`).
-pub async fn export(
+async fn export_with(
     backend: &Backend,
     dir: &Path,
     project: Option<String>,
@@ -25,7 +43,7 @@ pub async fn export(
         since,
     };
     let report: ExportReport =
-        crate::call_with_progress_req(backend, "export_run", &req, "transfer", json).await?;
+        call_with_progress_req(backend, "export_run", &req, "transfer", json).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -53,13 +71,22 @@ fn line(what: &str, c: &ImportCounts) -> String {
     )
 }
 
+/// `cairn import`.
+pub async fn import(ctx: &Ctx, args: ImportArgs) -> Result<(), Failure> {
+    let ImportArgs { dir, json } = args;
+    let backend = ctx.backend().await?;
+    let res = import_with(&backend, &dir, json).await;
+    backend.close().await;
+    Ok(res?)
+}
+
 /// Runs `import_run`, printing the report (JSON with `json`).
-pub async fn import(backend: &Backend, dir: &Path, json: bool) -> anyhow::Result<()> {
+async fn import_with(backend: &Backend, dir: &Path, json: bool) -> anyhow::Result<()> {
     let req = ImportReq {
         dir: absolute(dir)?,
     };
     let res: Result<ImportReport, ApiError> =
-        crate::call_with_progress_req(backend, "import_run", &req, "transfer", json).await;
+        call_with_progress_req(backend, "import_run", &req, "transfer", json).await;
     let report = res?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -19,8 +19,30 @@ use cairn_core::api::{
 };
 use cairn_llm::ApiKind;
 
+use super::{Ctx, Failure};
+use crate::cli::LlmCmd;
+
 /// How many ledger entries `cairn llm usage` lists.
 const RECENT: u32 = 20;
+
+/// Runs `llm test`, `usage`, `download`, `set-key` or `forget-key`.
+pub async fn run(ctx: &Ctx, what: LlmCmd) -> Result<(), Failure> {
+    match what {
+        LlmCmd::Test { json } => test(&ctx.paths, &ctx.settings, ctx.file.clone(), json)
+            .await
+            .map_err(Failure::from),
+        LlmCmd::Usage { json } => usage(&ctx.paths, &ctx.settings, ctx.file.clone(), json)
+            .await
+            .map_err(Failure::from),
+        LlmCmd::Download { use_it, json } => {
+            download(&ctx.paths, &ctx.settings, ctx.file.clone(), use_it, json)
+                .await
+                .map_err(Failure::from)
+        }
+        LlmCmd::SetKey { api } => set_key(api.name()).map_err(Failure::from),
+        LlmCmd::ForgetKey { api } => forget_key(api.name()).map_err(Failure::from),
+    }
+}
 
 /// `cairn llm test`: exits non-zero when no valid answer came back.
 pub async fn test(

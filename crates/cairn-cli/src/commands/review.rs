@@ -5,25 +5,8 @@ use cairn_core::api::{
     ReviewActReq, ReviewActionView, ReviewEntry, ReviewInbox, ReviewReq, ReviewUndoReq,
 };
 
-/// What `cairn review` was asked to do.
-#[derive(Debug, clap::Subcommand)]
-pub enum ReviewCommand {
-    /// Act on an entry: merge, supersede, archive or keep.
-    Act {
-        /// The entry's key, as `cairn review` prints it (`duplicate:i_…+i_…`).
-        entry: String,
-        /// merge, supersede, archive or keep.
-        action: String,
-        /// For a pair: the id that stays (default: the first one listed).
-        #[arg(long)]
-        keep: Option<String>,
-    },
-    /// Undo an action (its id, `rv_…`, as `act` and the inbox print it).
-    Undo {
-        /// The action's id.
-        action: String,
-    },
-}
+use super::{Ctx, Failure};
+use crate::cli::{ReviewArgs, ReviewCommand};
 
 fn print_entry(n: usize, e: &ReviewEntry) {
     println!("{n:>3}. [{}] {}", e.category, e.key);
@@ -63,7 +46,21 @@ fn print_action(a: &ReviewActionView) {
 }
 
 /// Runs `cairn review …`.
-pub async fn run(
+pub async fn run(ctx: &Ctx, args: ReviewArgs) -> Result<(), Failure> {
+    let ReviewArgs {
+        command,
+        project,
+        category,
+        json,
+    } = args;
+    let backend = ctx.backend().await?;
+    let res = run_with(&backend, command, project, category, json).await;
+    backend.close().await;
+    Ok(res?)
+}
+
+/// Shows the inbox, or acts on an entry, or undoes an action.
+async fn run_with(
     backend: &Backend,
     command: Option<ReviewCommand>,
     project: Option<String>,

@@ -21,7 +21,7 @@ use cairn_core::RecordId;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
-use crate::eval::session_time;
+use crate::locomo::session_time;
 
 /// The session format a sample's framework is written in: Claude Code's for `claude-code` and
 /// `cursor`, Codex's for the others. Requests are asked under the same name, so whether a

@@ -413,6 +413,7 @@ pub async fn locomo(
                         vectors: memory.vectors.clone(),
                         keep: None,
                         store: Some(memory.store.clone()),
+                        before: None,
                     }],
                     embedder: models.embedder.clone(),
                     reranker: models.reranker.clone(),

@@ -30,7 +30,7 @@ use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::{Models, Setup, eval_models, index_store, pct, runnable, setups_from};
+use crate::locomo::{Models, Setup, eval_models, index_store, pct, runnable, setups_from};
 
 /// The k values reported.
 pub const KS: [usize; 3] = [1, 3, 10];
@@ -494,6 +494,7 @@ async fn measure(
                         vectors: vectors.clone(),
                         keep: Some(keep.clone()),
                         store: Some(store.clone()),
+                        before: Some(at),
                     }],
                     embedder: models.embedder.clone(),
                     reranker: models.reranker.clone(),

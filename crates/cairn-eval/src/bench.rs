@@ -1,6 +1,10 @@
 //! `cairn bench …`: benchmarks that print figures (never asserted in tests: these machines
 //! are shared and noisy). Run them on a release build:
 //! `cargo run --release -p cairn-cli -- bench capture`.
+//!
+//! This module is `cairn bench capture` and the synthetic data the other benchmarks share
+//! ([`Lcg`], `synthetic_record`, Claude Code turns); each other benchmark is a module of its
+//! own.
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -12,6 +16,11 @@ use cairn_core::{Chunk, NewRecord, Outcome, RecordId};
 use cairn_index::{TextIndex, TextQuery};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};
+
+pub mod distill;
+pub mod note;
+pub mod replay;
+pub mod search;
 
 const WORDS: &[&str] = &[
     "cargo",

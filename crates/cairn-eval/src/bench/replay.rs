@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use cairn_core::api::ReplayReport;
 
-use crate::bench::Lcg;
+use super::Lcg;
 
 /// Requests per synthetic session.
 const PER_SESSION: usize = 20;
@@ -220,6 +220,6 @@ pub fn run(requests: usize, json: bool, keep: Option<&Path>) -> anyhow::Result<(
          child process's whole run).",
         figures.requests, figures.sessions, figures.replay_s, figures.requests_per_s
     );
-    crate::replay_cli::print_report(&figures.report);
+    crate::replay::print_report(&figures.report);
     Ok(())
 }

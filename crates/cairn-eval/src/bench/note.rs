@@ -38,7 +38,7 @@ use cairn_vectors::EmbeddedIndex;
 use cairn_vectors::synthetic::Gen;
 use serde::Serialize;
 
-use crate::bench::{Lcg, synthetic_record};
+use super::{Lcg, synthetic_record};
 
 /// The embedder's dimension (all-MiniLM-L6-v2).
 const DIM: usize = 384;
@@ -320,7 +320,7 @@ fn hook_once(
         .env("HOME", fake_home)
         .env_remove(cairn_config::RECURSION_GUARD)
         .env_remove("CAIRN_LOG")
-        .env_remove(crate::hook::DEADLINE_ENV)
+        .env_remove(cairn_config::HOOK_DEADLINE_ENV)
         .args(["hook", "claude-code", "UserPromptSubmit"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

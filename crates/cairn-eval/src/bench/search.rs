@@ -24,7 +24,7 @@ use cairn_vectors::EmbeddedIndex;
 use cairn_vectors::synthetic::Gen;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{Lcg, synthetic_record};
+use super::{Lcg, synthetic_record};
 
 const DIM: usize = 384;
 /// Of each record's vectors: one summary key, one cue, the rest body chunks.
@@ -408,6 +408,7 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
             vectors: Some(std::sync::Arc::new(vectors)),
             keep: None,
             store: Some(store.clone()),
+            before: None,
         }],
         embedder: Some(model.clone()),
         reranker: None,

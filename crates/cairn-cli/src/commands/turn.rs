@@ -3,6 +3,9 @@
 use cairn_api::{ApiError, Backend};
 use cairn_core::api::{InjectionView, NoteFeedbackReq, TurnNote, TurnNoteReq, WhyReq};
 
+use super::{Ctx, Failure};
+use crate::cli::{TurnNoteArgs, WhyArgs};
+
 /// Prints a turn note.
 pub fn print_note(n: &TurnNote) {
     match &n.note {
@@ -87,8 +90,41 @@ fn trim(v: f32) -> String {
     }
 }
 
-/// `cairn turn-note`.
-pub async fn turn_note(backend: &Backend, req: TurnNoteReq, json: bool) -> Result<(), ApiError> {
+/// `cairn turn-note`: asks the service for the note, as a hook of the current folder would.
+pub async fn turn_note(ctx: &Ctx, args: TurnNoteArgs) -> Result<(), Failure> {
+    let TurnNoteArgs {
+        prompt,
+        framework,
+        project,
+        session,
+        dry_run,
+        at,
+        json,
+    } = args;
+    let backend = ctx.backend().await?;
+    // The project the command runs in, as a hook would name it.
+    let project = project.or_else(|| {
+        std::env::current_dir()
+            .ok()
+            .map(|d| cairn_text::project::identify(&d))
+    });
+    let req = cairn_core::api::TurnNoteReq {
+        framework,
+        project,
+        session_id: session,
+        turn_id: None,
+        prompt,
+        context: Vec::new(),
+        dry_run,
+        at,
+    };
+    let res = turn_note_with(&backend, req, json).await;
+    backend.close().await;
+    res.map_err(Failure::from)
+}
+
+/// Asks for the note and prints it (JSON with `json`).
+async fn turn_note_with(backend: &Backend, req: TurnNoteReq, json: bool) -> Result<(), ApiError> {
     let note: TurnNote = backend.call_typed("turn_note", &req).await?;
     if json {
         println!(
@@ -101,8 +137,29 @@ pub async fn turn_note(backend: &Backend, req: TurnNoteReq, json: bool) -> Resul
     Ok(())
 }
 
-/// `cairn why`: marks first (not useful, useful, undo), then why.
-pub async fn why(
+/// `cairn why`: the marks given, then why the turn's note said what it said.
+pub async fn why(ctx: &Ctx, args: WhyArgs) -> Result<(), Failure> {
+    let WhyArgs {
+        turn,
+        not_useful,
+        useful,
+        undo,
+        json,
+    } = args;
+    let marks: Vec<(String, Option<String>)> = not_useful
+        .into_iter()
+        .map(|id| (id, Some("not_useful".to_owned())))
+        .chain(useful.into_iter().map(|id| (id, Some("useful".to_owned()))))
+        .chain(undo.into_iter().map(|id| (id, None)))
+        .collect();
+    let backend = ctx.backend().await?;
+    let res = why_with(&backend, turn, marks, json).await;
+    backend.close().await;
+    res.map_err(Failure::from)
+}
+
+/// Marks first (not useful, useful, undo), then why.
+async fn why_with(
     backend: &Backend,
     turn: String,
     marks: Vec<(String, Option<String>)>,

@@ -13,6 +13,9 @@ use cairn_core::ErrorCode;
 use cairn_core::api::{NoteAccess, NoteCommandReq, NoteCommandRes, NoteMount, NoteScopeKind};
 use serde_json::{Value, json};
 
+use super::{Ctx, Failure};
+use crate::cli::MemoryToolArgs;
+
 /// The fields a memory-tool command may carry: the contract's, then Cairn's additions.
 const FIELDS: &[&str] = &[
     "command",
@@ -178,9 +181,43 @@ async fn run_one(backend: &Backend, caller: &Caller, input: Value) -> Result<Out
     }
 }
 
+/// `cairn memory-tool`: answers the commands on standard input; exits 5 when the one
+/// command was refused (text mode; its message, printed, is the tool result).
+pub async fn run(ctx: &Ctx, args: MemoryToolArgs) -> Result<(), Failure> {
+    let MemoryToolArgs {
+        project,
+        read_only,
+        mounts,
+        json,
+        stream,
+        client,
+    } = args;
+    let mounts = mounts
+        .iter()
+        .map(|m| parse_mount(m))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(|e| Failure { code: 2, error: e })?;
+    let caller = Caller {
+        project,
+        read_only,
+        mounts,
+        client,
+    };
+    let backend = ctx.backend().await?;
+    let res = answer(&backend, &caller, json, stream).await;
+    backend.close().await;
+    match res? {
+        0 => Ok(()),
+        code => Err(Failure {
+            code,
+            error: anyhow::anyhow!(""),
+        }),
+    }
+}
+
 /// What `cairn memory-tool` ends with: 0, or 5 when the one command was refused (text
 /// mode; its message is the tool result).
-pub(crate) async fn run(
+async fn answer(
     backend: &Backend,
     caller: &Caller,
     json_out: bool,

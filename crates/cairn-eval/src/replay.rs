@@ -25,7 +25,8 @@ pub async fn run(
         })
         .transpose()?;
     let mut report: ReplayReport =
-        crate::call_with_progress_req(backend, "replay_run", &req, "replay", false).await?;
+        crate::progress::call_with_progress_req(backend, "replay_run", &req, "replay", false)
+            .await?;
     if let Some(w) = out.as_mut() {
         for r in &report.rows {
             let line = serde_json::json!({

@@ -34,7 +34,7 @@ use cairn_core::{NewRecord, Outcome, RecordId};
 use cairn_recall::note::Kind;
 use serde::Serialize;
 
-use crate::eval::{audit_corrections, evidence_ids, session_time};
+use crate::locomo::{audit_corrections, evidence_ids, session_time};
 use crate::ranker_data;
 
 /// LoCoMo categories whose questions have evidence turns (5, adversarial, has none).
