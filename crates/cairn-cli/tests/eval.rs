@@ -577,6 +577,31 @@ fn bench_search_prints_one_json_object_per_step() {
             s["rss_peak_mib"].as_f64() >= s["rss_after_mib"].as_f64(),
             "{s}"
         );
+        // Where the fused query's time went: every stage named, the keyword and vector
+        // searches and the embedding measured, no stage longer than the whole query's p95.
+        let stages = s["stages_p50_ms"].as_object().expect("stages_p50_ms");
+        for k in [
+            "embed",
+            "keyword",
+            "vector_chunk",
+            "vector_summary",
+            "vector_cue",
+            "filter",
+            "places",
+            "neighbours",
+            "store",
+            "text",
+            "rerank",
+        ] {
+            let v = stages[k].as_f64().unwrap();
+            assert!(
+                v >= 0.0 && v <= s["fused_p95_ms"].as_f64().unwrap(),
+                "{k}: {s}"
+            );
+        }
+        for k in ["embed", "keyword", "vector_chunk", "store"] {
+            assert!(stages[k].as_f64().unwrap() > 0.0, "{k}: {s}");
+        }
     }
 }
 

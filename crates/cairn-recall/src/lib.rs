@@ -32,6 +32,6 @@ pub mod when;
 
 pub use fuse::Fusion;
 pub use retriever::{
-    Corpus, Error, Hit, KeepFn, Query, RERANK_TOP, Retriever, SearchMode, SearchNotes,
+    Corpus, Error, Hit, KeepFn, Query, RERANK_TOP, Retriever, SearchMode, SearchNotes, Stages,
 };
 pub use tuning::Tuning;

@@ -4,6 +4,7 @@
 //! store, and the cross-encoder's order over the top 30 when it is present.
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use cairn_core::ports::{BackendError, Embedder, Reranker, VectorFilter, VectorIndex};
 use cairn_core::{Timestamp, VectorKind};
@@ -110,6 +111,43 @@ pub struct SearchNotes {
     pub degraded: Vec<String>,
     /// Whether the cross-encoder's scores decided the order of the top results.
     pub reranked: bool,
+    /// Where the search's time went.
+    pub stages: Stages,
+}
+
+/// Where one search's time went, in milliseconds, stage by stage. The query's embedding runs
+/// on a thread of its own beside the keyword searches, so `embed` and `keyword` overlap;
+/// every other stage follows the one before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Stages {
+    /// Embedding the query (on its own thread).
+    pub embed: f64,
+    /// The keyword searches of every corpus.
+    pub keyword: f64,
+    /// The nearest chunk vectors, of every corpus.
+    pub vector_chunk: f64,
+    /// The nearest summary vectors.
+    pub vector_summary: f64,
+    /// The nearest cue vectors.
+    pub vector_cue: f64,
+    /// Testing dense-only candidates of a corpus with its own test (their metadata read).
+    pub filter: f64,
+    /// Where each record candidate sits in its session (`session_places`), and the metadata
+    /// of dense-only hits of corpora without a store.
+    pub places: f64,
+    /// The fusion, the best candidates' neighbours (their places and stored vectors) and the
+    /// scores with neighbours, sessions and dates.
+    pub neighbours: f64,
+    /// Reading the hits' records and chunks from the store.
+    pub store: f64,
+    /// Making the kept hits' passages.
+    pub text: f64,
+    /// The cross-encoder, when it ran.
+    pub rerank: f64,
+}
+
+fn since_ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
 }
 
 /// A question to the retriever.
@@ -151,6 +189,8 @@ struct Found {
     dense_in_range: HashMap<Key, bool>,
     /// The query's embedding, when the dense side ran.
     qv: Option<Vec<f32>>,
+    /// The first stage's times.
+    stages: Stages,
     /// Each corpus's keyword query (a corpus with a store searched it bare: its hits'
     /// passages are made from the store's text for the hits kept).
     queries: Vec<TextQuery>,
@@ -182,6 +222,8 @@ impl Retriever {
         let this = self.clone();
         let tq = q.text.clone();
         let mut found = blocking(move || this.candidates(&tq, mode)).await??;
+        let mut stages = found.stages;
+        let clock = Instant::now();
         let t = &self.tuning;
         // Where each record candidate sits in its session; a record gone from the store
         // (cleared meanwhile) is dropped here.
@@ -227,6 +269,8 @@ impl Retriever {
                 }
             }
         }
+        stages.places = since_ms(clock);
+        let clock = Instant::now();
         let w = match mode {
             SearchMode::Bm25 => 0.0,
             SearchMode::Dense => 1.0,
@@ -406,6 +450,8 @@ impl Retriever {
         } else {
             limit
         };
+        stages.neighbours = since_ms(clock);
+        let clock = Instant::now();
         // The text of each hit: from the store for records, from its index otherwise.
         let mut hits: Vec<Hit> = Vec::new();
         let mut chunk_text: HashMap<Key, String> = HashMap::new();
@@ -424,6 +470,7 @@ impl Retriever {
                 }
             }
         }
+        stages.store = since_ms(clock);
         for (key, score, ranged) in scored {
             if hits.len() >= want {
                 break;
@@ -447,6 +494,7 @@ impl Retriever {
                 chunk_text.insert(key.clone(), whole.chars().take(RERANK_CHARS).collect());
                 // A keyword hit's passage is the window of its words, made now for the hits
                 // kept (the search itself made none).
+                let clock = Instant::now();
                 let passage = match found.meta.get(&key) {
                     Some(m) if !m.passage.is_empty() => m.passage.clone(),
                     Some(_) => {
@@ -462,6 +510,7 @@ impl Retriever {
                     }
                     None => whole.chars().take(PASSAGE_CHARS).collect(),
                 };
+                stages.text += since_ms(clock);
                 TextHit {
                     record_id: key.1.clone(),
                     score,
@@ -508,8 +557,10 @@ impl Retriever {
                         .collect();
                     let r = r.clone();
                     let query = q.text.text.clone();
+                    let clock = Instant::now();
                     let scores =
                         blocking(move || rerank_scores(r.as_ref(), &query, &passages)).await?;
+                    stages.rerank = since_ms(clock);
                     match scores {
                         Ok(scores) => {
                             apply_rerank(&mut hits, &scores);
@@ -527,6 +578,7 @@ impl Retriever {
             }
         }
         hits.truncate(limit);
+        notes.stages = stages;
         Ok((hits, notes))
     }
 
@@ -582,10 +634,14 @@ impl Retriever {
             let embedding = match (&self.embedder, mode) {
                 (Some(e), SearchMode::Dense | SearchMode::Hybrid) => {
                     let text = q.text.as_str();
-                    Some(scope.spawn(move || e.embed(&[text])))
+                    Some(scope.spawn(move || {
+                        let clock = Instant::now();
+                        (e.embed(&[text]), since_ms(clock))
+                    }))
                 }
                 _ => None,
             };
+            let clock = Instant::now();
             if mode != SearchMode::Dense {
                 for (ci, (corpus, cq)) in self.corpora.iter().zip(&queries).enumerate() {
                     let kept = |h: &TextHit| corpus.keep.as_ref().is_none_or(|k| k(h));
@@ -612,16 +668,21 @@ impl Retriever {
                     }
                 }
             }
+            found.stages.keyword = since_ms(clock);
             match embedding {
                 None => Ok(None),
-                Some(handle) => handle
-                    .join()
-                    .map_err(|_| Error::Backend("the query embedding panicked".into()))?
-                    .map_err(backend)?
-                    .into_iter()
-                    .next()
-                    .map(Some)
-                    .ok_or_else(|| Error::Backend("the embedder returned nothing".into())),
+                Some(handle) => {
+                    let (vectors, took) = handle
+                        .join()
+                        .map_err(|_| Error::Backend("the query embedding panicked".into()))?;
+                    found.stages.embed = took;
+                    vectors
+                        .map_err(backend)?
+                        .into_iter()
+                        .next()
+                        .map(Some)
+                        .ok_or_else(|| Error::Backend("the embedder returned nothing".into()))
+                }
             }
         })?;
         found.qv = qv.clone();
@@ -659,10 +720,17 @@ impl Retriever {
             passes.push((base, !has_range));
             for (filter, in_range) in passes {
                 for kind in [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue] {
-                    for h in vectors
+                    let clock = Instant::now();
+                    let kind_hits = vectors
                         .search(kind, qv, &filter, pool, false)
-                        .map_err(backend)?
-                    {
+                        .map_err(backend)?;
+                    let took = since_ms(clock);
+                    match kind {
+                        VectorKind::Chunk => found.stages.vector_chunk += took,
+                        VectorKind::Summary => found.stages.vector_summary += took,
+                        _ => found.stages.vector_cue += took,
+                    }
+                    for h in kind_hits {
                         if h.score < t.min_dense {
                             continue;
                         }
@@ -681,6 +749,7 @@ impl Retriever {
         }
         // A corpus with its own test: dense candidates it does not keep go before fusion
         // (their metadata is read later; the test needs it, so read it now).
+        let clock = Instant::now();
         let drop: Vec<Key> = found
             .dense
             .keys()
@@ -701,6 +770,7 @@ impl Retriever {
         for k in drop {
             found.dense.remove(&k);
         }
+        found.stages.filter = since_ms(clock);
         Ok(found)
     }
 

@@ -27,6 +27,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../migrations/0008_injections.sql"),
     ),
     (9, "review", include_str!("../migrations/0009_review.sql")),
+    (
+        10,
+        "session_place",
+        include_str!("../migrations/0010_session_place.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -1072,26 +1072,31 @@ impl Store {
         let mut out = std::collections::HashMap::new();
         // SQLite's default limit on bound values is 32,766; stay far below it.
         for part in ids.chunks(400) {
-            let marks = vec!["?"; part.len()].join(",");
+            // Each candidate's current revision, then its neighbours: the current records of
+            // its session just before and after it by (time, id), each one seek of the
+            // `records_place` index (never a pass over the session).
             let sql = format!(
-                "WITH cand AS (SELECT DISTINCT framework, session_id FROM records WHERE id IN ({marks})),
+                "WITH cand(id) AS (VALUES {values}),
                  cur AS (
                    SELECT r.id, r.framework, r.session_id, r.started_at, r.author FROM records r
-                   JOIN cand c ON r.framework = c.framework AND r.session_id = c.session_id
+                   JOIN cand c ON r.id = c.id
                    WHERE r.rev = (SELECT MAX(r2.rev) FROM records r2 WHERE r2.id = r.id)
-                 ),
-                 placed AS (
-                   SELECT id, framework, session_id, started_at, author,
-                          LAG(id) OVER w AS prev, LEAD(id) OVER w AS next
-                   FROM cur WINDOW w AS (PARTITION BY framework, session_id ORDER BY started_at, id)
                  )
-                 SELECT id, framework, session_id, started_at, author, prev, next FROM placed WHERE id IN ({marks})"
+                 SELECT c.id, c.framework, c.session_id, c.started_at, c.author,
+                   (SELECT p.id FROM records p INDEXED BY records_place
+                     WHERE p.framework = c.framework AND p.session_id = c.session_id
+                       AND (p.started_at, p.id) < (c.started_at, c.id)
+                       AND p.rev = (SELECT MAX(p2.rev) FROM records p2 WHERE p2.id = p.id)
+                     ORDER BY p.started_at DESC, p.id DESC LIMIT 1) AS prev,
+                   (SELECT n.id FROM records n INDEXED BY records_place
+                     WHERE n.framework = c.framework AND n.session_id = c.session_id
+                       AND (n.started_at, n.id) > (c.started_at, c.id)
+                       AND n.rev = (SELECT MAX(n2.rev) FROM records n2 WHERE n2.id = n.id)
+                     ORDER BY n.started_at ASC, n.id ASC LIMIT 1) AS next
+                 FROM cur c",
+                values = vec!["(?)"; part.len()].join(",")
             );
-            let values: Vec<sea_orm::Value> = part
-                .iter()
-                .chain(part.iter())
-                .map(|id| id.clone().into())
-                .collect();
+            let values: Vec<sea_orm::Value> = part.iter().map(|id| id.clone().into()).collect();
             let rows = self
                 .db
                 .query_all(Statement::from_sql_and_values(

@@ -647,3 +647,59 @@ async fn the_integrity_check_finds_a_damaged_page_that_opening_does_not_read() {
     let found = store.quick_check().await.unwrap();
     assert!(found.is_some(), "a zeroed page passed the integrity check");
 }
+
+/// Each record's place in its session: the current records just before and after it by
+/// time, across revisions (a revised turn that moved in time is placed by its current
+/// revision only), and nothing from another session; ids not stored are absent.
+#[tokio::test]
+async fn a_record_is_placed_between_its_session_neighbours_by_current_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let t0 = chrono::DateTime::from_timestamp(1_780_000_000, 0).unwrap();
+    let at = |i: usize, secs: i64, session: &str, text: &str| {
+        let (mut r, c) = record(i, text);
+        r.started_at = t0 + chrono::Duration::seconds(secs);
+        r.session_id = session.to_owned();
+        (r, c)
+    };
+    store
+        .append_records(&[
+            at(1, 10, "session", "one"),
+            at(2, 20, "session", "two"),
+            at(3, 30, "session", "three"),
+            at(4, 15, "other", "elsewhere"),
+        ])
+        .await
+        .unwrap();
+    // Record 1 is revised and now sits after record 3.
+    store
+        .append_records(&[at(1, 40, "session", "one, later")])
+        .await
+        .unwrap();
+    let id = |i: usize| {
+        RecordId::derive("test", "session", &i.to_string())
+            .as_str()
+            .to_owned()
+    };
+    let places = store
+        .session_places(&[id(1), id(2), id(3), id(4), "r_missing".into()])
+        .await
+        .unwrap();
+    assert_eq!(places.len(), 4);
+    let p = |i: usize| &places[&id(i)];
+    assert_eq!(
+        (p(2).prev.as_deref(), p(2).next.as_ref()),
+        (None, Some(&id(3)))
+    );
+    assert_eq!(
+        (p(3).prev.as_ref(), p(3).next.as_ref()),
+        (Some(&id(2)), Some(&id(1)))
+    );
+    assert_eq!(
+        (p(1).prev.as_ref(), p(1).next.as_deref()),
+        (Some(&id(3)), None)
+    );
+    assert_eq!((p(4).prev.as_deref(), p(4).next.as_deref()), (None, None));
+    assert_eq!(p(4).session_id, "other");
+    assert_eq!(p(1).started_at, t0 + chrono::Duration::seconds(40));
+}

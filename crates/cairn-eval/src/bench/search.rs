@@ -8,7 +8,7 @@
 //! The record vectors are synthetic (low-rank, shaped like text embeddings): embedding 1.35 M
 //! chunks with the real model would take hours on a laptop and measure the embedder, not the
 //! index. The query embedding is real, so the fused latency includes it.
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -70,6 +70,8 @@ struct StepJson {
     vector_p95_ms: f64,
     exact_p50_ms: f64,
     embed_p50_ms: f64,
+    /// Of the fused query: the median of each stage (`cairn_recall::Stages`).
+    stages_p50_ms: BTreeMap<String, f64>,
     graph_build_s: f64,
     /// The most RSS of the process that grew the store while it built the graph.
     graph_build_peak_mib: f64,
@@ -92,6 +94,7 @@ pub struct Figures {
     fused_p50_ms: f64,
     fused_p95_ms: f64,
     embed_p50_ms: f64,
+    stages_p50_ms: BTreeMap<String, f64>,
     after_rss_mib: f64,
     peak_rss_mib: f64,
     first_search_ms: f64,
@@ -297,6 +300,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     vector_p95_ms: f.vector_p95_ms,
                     exact_p50_ms: f.exact_p50_ms,
                     embed_p50_ms: f.embed_p50_ms,
+                    stages_p50_ms: f.stages_p50_ms.clone(),
                     graph_build_s: optimized.as_secs_f64(),
                     graph_build_peak_mib: build_peak,
                 })?
@@ -335,6 +339,17 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             built.as_secs_f64(),
             build_peak
         );
+    }
+    println!(
+        "\nWhere the fused query's time goes (median ms per stage; embed runs beside keyword):"
+    );
+    for (f, ..) in &rows {
+        let parts: Vec<String> = f
+            .stages_p50_ms
+            .iter()
+            .map(|(stage, v)| format!("{stage} {v:.1}"))
+            .collect();
+        println!("- {} records: {}", f.records, parts.join(", "));
     }
     if let [(first, ..), .., (last, ..)] = rows.as_slice() {
         let x = |a: f64, b: f64| b / a;
@@ -421,6 +436,7 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
     let mut rng = Lcg(99);
     let mut fused = Vec::new();
     let mut embed = Vec::new();
+    let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for _ in 0..queries {
         let n = 2 + rng.next(5);
         let words = rng.words(n);
@@ -430,7 +446,7 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         embed.push(ms(t.elapsed()));
         let t = Instant::now();
-        let (hits, _) = retriever
+        let (hits, notes) = retriever
             .search(&Query {
                 text: TextQuery::new(&words, 20),
                 mode: SearchMode::Hybrid,
@@ -439,6 +455,14 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
             })
             .await?;
         fused.push(ms(t.elapsed()));
+        if let serde_json::Value::Object(m) = serde_json::to_value(notes.stages)? {
+            for (stage, v) in m {
+                stages
+                    .entry(stage)
+                    .or_default()
+                    .push(v.as_f64().unwrap_or(0.0));
+            }
+        }
         std::hint::black_box(hits);
     }
     fused.sort_by(f64::total_cmp);
@@ -458,6 +482,13 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
         fused_p50_ms: pct(&fused, 0.5),
         fused_p95_ms: pct(&fused, 0.95),
         embed_p50_ms: pct(&embed, 0.5),
+        stages_p50_ms: stages
+            .into_iter()
+            .map(|(stage, mut v)| {
+                v.sort_by(f64::total_cmp);
+                (stage, pct(&v, 0.5))
+            })
+            .collect(),
         after_rss_mib: rss_mib(),
         peak_rss_mib: status_mib("VmHWM:"),
         first_search_ms,
