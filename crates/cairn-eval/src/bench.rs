@@ -121,10 +121,81 @@ impl Lcg {
 
 /// Peak resident memory of this process, in MiB (Linux; None elsewhere).
 pub(crate) fn peak_rss_mib() -> Option<f64> {
-    let status = fs_err::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    let v = status_mib("VmHWM:");
+    (!v.is_nan()).then_some(v)
+}
+
+/// A memory figure of `/proc/self/status` (`VmRSS:`, `VmHWM:`) in MiB; NaN where there is
+/// none (not Linux).
+pub(crate) fn status_mib(key: &str) -> f64 {
+    fs_err::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Resident memory of this process now, in MiB.
+pub(crate) fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The `p` quantile of sorted values (nearest rank); NaN when empty.
+pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// A synthetic record's vector point, with the payload the service's indexing gives it.
+pub(crate) fn record_point(
+    r: &NewRecord,
+    kind: cairn_core::VectorKind,
+    ord: u32,
+    vector: Vec<f32>,
+) -> cairn_core::ports::VectorPoint {
+    cairn_core::ports::VectorPoint {
+        owner: r.id.to_string(),
+        vector_kind: kind,
+        ord,
+        vector,
+        payload: cairn_core::ports::PointPayload {
+            project: r.project.clone(),
+            framework: Some(r.framework.clone()),
+            kind: Some("record".into()),
+            session: Some(r.session_id.clone()),
+            timestamp_ms: r.started_at.timestamp_millis(),
+        },
+    }
+}
+
+/// Keeps points' vectors in the store as the service keeps them (the index's source).
+pub(crate) async fn keep_vectors(
+    store: &Store,
+    points: &[cairn_core::ports::VectorPoint],
+    model: &str,
+) -> anyhow::Result<()> {
+    let kept: Vec<cairn_store::StoredVector> = points
+        .iter()
+        .map(|p| cairn_store::StoredVector {
+            owner: p.owner.clone(),
+            kind: p.vector_kind,
+            ord: p.ord,
+            model: model.to_owned(),
+            vector: p.vector.clone(),
+        })
+        .collect();
+    store.put_vectors(&kept).await?;
+    Ok(())
 }
 
 fn claude_turn(rng: &mut Lcg, session: &str, turn: usize, minute: usize) -> String {

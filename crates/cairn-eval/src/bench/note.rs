@@ -31,14 +31,14 @@ use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
 use cairn_config::{Paths, Settings};
 use cairn_core::VectorKind;
 use cairn_core::api::TurnNoteReq;
-use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
+use cairn_core::ports::VectorIndex;
 use cairn_index::TextIndex;
 use cairn_store::Store;
 use cairn_vectors::EmbeddedIndex;
 use cairn_vectors::synthetic::Gen;
 use serde::Serialize;
 
-use super::{Lcg, synthetic_record};
+use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, synthetic_record};
 
 /// The embedder's dimension (all-MiniLM-L6-v2).
 const DIM: usize = 384;
@@ -138,30 +138,6 @@ pub struct Figures {
     hook_up_skipped_because: Option<String>,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// The `p` quantile of sorted values (nearest rank); NaN when empty.
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn rss_mib() -> f64 {
-    fs_err::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
 fn backend(e: cairn_core::ports::BackendError) -> anyhow::Error {
     anyhow::anyhow!("vector index: {}", e.message)
 }
@@ -248,33 +224,11 @@ async fn build(
         let mut points = Vec::with_capacity(step);
         for i in have..have + step {
             let r = synthetic_record(rng, i, &projects[i % PROJECTS].1);
-            points.push(VectorPoint {
-                owner: r.id.to_string(),
-                vector_kind: VectorKind::Chunk,
-                ord: 0,
-                vector: vecs.vector(DIM),
-                payload: PointPayload {
-                    project: r.project.clone(),
-                    framework: Some(r.framework.clone()),
-                    kind: Some("record".into()),
-                    session: Some(r.session_id.clone()),
-                    timestamp_ms: r.started_at.timestamp_millis(),
-                },
-            });
+            points.push(record_point(&r, VectorKind::Chunk, 0, vecs.vector(DIM)));
             records.push((r, Vec::new()));
         }
         store.append_records(&records).await?;
-        let kept: Vec<cairn_store::StoredVector> = points
-            .iter()
-            .map(|p| cairn_store::StoredVector {
-                owner: p.owner.clone(),
-                kind: p.vector_kind,
-                ord: p.ord,
-                model: model.to_owned(),
-                vector: p.vector.clone(),
-            })
-            .collect();
-        store.put_vectors(&kept).await?;
+        keep_vectors(&store, &points, model).await?;
         vectors.upsert(&points).map_err(backend)?;
         have += step;
         bar.inc(step as u64);

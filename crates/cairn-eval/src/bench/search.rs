@@ -11,11 +11,11 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use cairn_core::VectorKind;
-use cairn_core::ports::{Embedder, PointPayload, VectorFilter, VectorIndex, VectorPoint};
+use cairn_core::ports::{Embedder, VectorFilter, VectorIndex};
 use cairn_index::{TextIndex, TextQuery};
 use cairn_models::BertEmbedder;
 use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
@@ -24,7 +24,7 @@ use cairn_vectors::EmbeddedIndex;
 use cairn_vectors::synthetic::Gen;
 use serde::{Deserialize, Serialize};
 
-use super::{Lcg, synthetic_record};
+use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, status_mib, synthetic_record};
 
 const DIM: usize = 384;
 /// Of each record's vectors: one summary key, one cue, the rest body chunks.
@@ -100,37 +100,12 @@ pub struct Figures {
     first_search_ms: f64,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn rss_mib() -> f64 {
-    status_mib("VmRSS:")
-}
-
 /// Resets this process's peak RSS (`VmHWM`) to its current RSS: writing 5 to
 /// `/proc/self/clear_refs` (Linux).
 fn reset_peak_rss() {
     if let Err(e) = fs_err::write("/proc/self/clear_refs", "5") {
         eprintln!("cannot reset the peak RSS ({e}); the peak includes what came before");
     }
-}
-
-/// A memory figure of `/proc/self/status` (`VmRSS:`, `VmHWM:`) in MiB.
-fn status_mib(key: &str) -> f64 {
-    fs_err::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 fn embedder_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -199,34 +174,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                         1 => (VectorKind::Cue, 0),
                         k => (VectorKind::Chunk, (k - 2) as u32),
                     };
-                    points.push(VectorPoint {
-                        owner: r.id.to_string(),
-                        vector_kind: kind,
-                        ord,
-                        vector: vecs.vector(DIM),
-                        payload: PointPayload {
-                            project: r.project.clone(),
-                            framework: Some(r.framework.clone()),
-                            kind: Some("record".into()),
-                            session: Some(r.session_id.clone()),
-                            timestamp_ms: r.started_at.timestamp_millis(),
-                        },
-                    });
+                    points.push(record_point(&r, kind, ord, vecs.vector(DIM)));
                 }
                 records.push((r, Vec::new()));
             }
             store.append_records(&records).await?;
-            let kept: Vec<cairn_store::StoredVector> = points
-                .iter()
-                .map(|p| cairn_store::StoredVector {
-                    owner: p.owner.clone(),
-                    kind: p.vector_kind,
-                    ord: p.ord,
-                    model: model_id.clone(),
-                    vector: p.vector.clone(),
-                })
-                .collect();
-            store.put_vectors(&kept).await?;
+            keep_vectors(&store, &points, &model_id).await?;
             vectors
                 .upsert(&points)
                 .map_err(|e| anyhow::anyhow!("{}", e.message))?;
