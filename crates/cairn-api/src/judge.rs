@@ -7,11 +7,10 @@
 //!   ledger with purpose `judge`) and the note goes out as the ranker alone decided it.
 //! - Every call follows `[llm]`'s rules (the daily budget, the ledger, an invalid answer
 //!   dropped); no retry fits in the deadline.
-//! - Its probability becomes the ranker's `llm_judge` input and is combined with the
-//!   ranker's probability by their geometric mean, so an entry is shown only when both
-//!   agree it is needed. (The shipped ranker was trained where no model provider is
-//!   reachable, so it never saw a judge's answer: the combination is fixed here, not
-//!   learned.)
+//! - Its probability is combined with the ranker's by their geometric mean, so an entry is
+//!   shown only when both agree it is needed. It is not a ranker input: the shipped ranker
+//!   was trained where no model provider is reachable, so it never saw a judge's answer;
+//!   the combination is fixed here, not learned.
 //! - Nothing leaves unscrubbed: the agent's message, each candidate's text and project go
 //!   through the secret scrubber before the prompt is built (the message is live text that
 //!   was never stored; a provider is a third party).

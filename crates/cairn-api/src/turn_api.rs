@@ -480,7 +480,7 @@ impl Service {
             names_known,
         };
         let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
-        let mut rows = note::features(&asked, &pairs);
+        let rows = note::features(&asked, &pairs);
         let ranker = self.ranker().await?;
         let mut probs: Vec<f32> = if rows.is_empty() {
             Vec::new()
@@ -496,6 +496,7 @@ impl Service {
                 .collect()
         };
         let mut judged_by = Vec::new();
+        let mut llm_answered = false;
         if cands.iter().any(|c| c.1.rerank.is_some()) {
             judged_by.push("cross-encoder".to_owned());
         }
@@ -513,15 +514,14 @@ impl Service {
                     .await;
             match verdict {
                 crate::judge::Verdict::Answered(ps) => {
-                    let at = note::FEATURES.iter().position(|f| *f == "llm_judge");
+                    // Not a ranker input (no judge answers in its training): combined with
+                    // the ranker's probability instead, and the bar follows.
                     for (&i, p) in order.iter().zip(ps) {
                         let Some(p) = p else { continue };
                         cands[i].1.llm = Some(p);
-                        if let Some(at) = at {
-                            rows[i][at] = f64::from(p);
-                        }
                         probs[i] = crate::judge::combine(probs[i], p);
                     }
+                    llm_answered = true;
                     judged_by.push("llm".to_owned());
                 }
                 crate::judge::Verdict::Late => {
@@ -535,7 +535,9 @@ impl Service {
                 }
             }
         }
-        let bar = note::bar(!judged_by.is_empty(), names_known);
+        // Only the LLM judge's answer lowers the bar: the ranker was trained without a
+        // cross-encoder, so its probabilities mean the same with one or without.
+        let bar = note::bar(llm_answered, names_known);
         let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();
         let shown_at = note::choose(&metas, &probs, bar);
         // A shown record is told by its whole request, not the passage that matched.

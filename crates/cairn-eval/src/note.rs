@@ -21,7 +21,17 @@
 //! capture would store them.
 //!
 //! Training labels every candidate of every question: needed when it is an evidence turn or
-//! an item citing one. Foreign questions add groups where nothing is needed.
+//! an item citing one. Foreign questions add groups where nothing is needed. The cross-fit
+//! deals questions into folds by what repeats across them: the owned set's request template
+//! (a planted fact's requests and near misses share one; other requests their bank), a
+//! LoCoMo file's conversation, so no figure is measured on a template the model learned.
+//!
+//! An owned-set memory holds more than records, as a memory in use does ([`enrich`]): items
+//! made from its planted facts (the fact's answer as summary, its evidence records as
+//! sources) and decoy items made from filler exchanges, written through the store's item
+//! log, and an injection log of simulated earlier turns (a needed record shown now and then,
+//! filler shown and marked not useful now and then), which the note reads as each
+//! candidate's `uses` and `not_useful`.
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -52,6 +62,9 @@ struct Question {
     framework: Option<String>,
     /// When it is asked (none: the day after the conversation's last session).
     at: Option<chrono::DateTime<chrono::Utc>>,
+    /// What the cross-fit deals into folds: the owned set's request template, else the
+    /// conversation.
+    fold: String,
 }
 
 /// One conversation of the file.
@@ -122,6 +135,10 @@ fn samples(file: &Path, audit: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
                     }
                 }),
                 at: q["date_time"].as_str().and_then(session_time),
+                fold: match q["template"].as_str() {
+                    Some(t) if owned => format!("template:{t}"),
+                    _ => format!("conversation:{id}"),
+                },
             });
         }
         out.push(Sample {
@@ -247,6 +264,257 @@ async fn captured(
     Ok((record_of, stored))
 }
 
+/// A number in [0, 1) fixed by `key`: the owned set's simulations are the same on every run.
+fn chance(key: &str) -> f64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The item kinds a planted fact or a filler exchange may be distilled as.
+const KINDS: [cairn_core::ItemKind; 6] = [
+    cairn_core::ItemKind::Fact,
+    cairn_core::ItemKind::Decision,
+    cairn_core::ItemKind::Procedure,
+    cairn_core::ItemKind::Pitfall,
+    cairn_core::ItemKind::Architecture,
+    cairn_core::ItemKind::Observation,
+];
+
+/// An owned-set memory as one in use holds it: items distilled from its planted facts and,
+/// as decoys, from filler exchanges (so being an item does not mean being needed), and the
+/// injection log of earlier turns whose counts the note reads (`note_uses`).
+///
+/// - A planted fact (a `fact:` template with evidence) becomes an item: its summary the
+///   evidence turn's answer, its sources the evidence records, its kind from the fact
+///   (the developer's preferences are preferences, the rest spread over the kinds), its
+///   importance 2–5. About as many filler agent turns become items of any kind, importance
+///   1–4. An item counts for a turn once all its sources were said (`recall_at`).
+/// - Each request needing a fact was asked once before with probability 0.35: its evidence
+///   records and the fact's item were shown (and one in ten of those marked not useful).
+///   Each filler record and decoy item was shown with probability 0.08, half of those
+///   marked not useful.
+async fn enrich(
+    sample: &Sample,
+    store: &cairn_store::Store,
+    record_of: &HashMap<String, String>,
+    stored: &[NewRecord],
+) -> anyhow::Result<()> {
+    use cairn_core::{Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, Provenance};
+    let c = &sample.conversation;
+    let mut text_of: HashMap<String, String> = HashMap::new();
+    let mut agent_dias: Vec<String> = Vec::new();
+    for n in 1.. {
+        let Some(turns) = c[format!("session_{n}")].as_array() else {
+            break;
+        };
+        for t in turns {
+            let (Some(dia), Some(text)) = (t["dia_id"].as_str(), t["text"].as_str()) else {
+                continue;
+            };
+            text_of.insert(dia.to_owned(), text.to_owned());
+            if t["speaker"].as_str() == Some("agent") {
+                agent_dias.push(dia.to_owned());
+            }
+        }
+    }
+    let record: HashMap<&str, &NewRecord> = stored.iter().map(|r| (r.id.as_str(), r)).collect();
+    // The planted facts: each template's evidence, in the order first asked.
+    let mut facts: Vec<(String, Vec<String>)> = Vec::new();
+    for q in sample.questions.iter().filter(|q| !q.evidence.is_empty()) {
+        let Some(key) = q.fold.strip_prefix("template:fact:") else {
+            continue;
+        };
+        match facts.iter_mut().find(|(k, _)| k == key) {
+            Some((_, ev)) => ev.extend(q.evidence.iter().cloned()),
+            None => facts.push((key.to_owned(), q.evidence.clone())),
+        }
+    }
+    let evidence: HashSet<&str> = facts
+        .iter()
+        .flat_map(|(_, ev)| ev.iter().map(String::as_str))
+        .collect();
+    let item = |key: &str, dias: &[String], kind: ItemKind, importance: u8| -> Option<Item> {
+        let mut dias: Vec<&String> = dias.iter().collect();
+        dias.sort();
+        dias.dedup();
+        let summary = dias
+            .iter()
+            .filter_map(|d| text_of.get(*d))
+            .map(|t| t.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let sources: Vec<RecordId> = dias
+            .iter()
+            .filter_map(|d| record_of.get(*d))
+            .map(RecordId::new)
+            .collect();
+        let newest = sources
+            .iter()
+            .filter_map(|s| record.get(s.as_str()))
+            .max_by_key(|r| r.started_at)?;
+        let title: String = summary
+            .split_whitespace()
+            .take(8)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let project = if key.starts_with("pref-") || key.starts_with("mach-") {
+            None
+        } else {
+            newest.project.clone()
+        };
+        Some(Item {
+            id: ItemId::new(format!("i_{}_{key}", sample.id)),
+            kind,
+            title,
+            summary,
+            body: String::new(),
+            cues: Vec::new(),
+            concepts: Vec::new(),
+            importance,
+            certainty: Certainty::Stated,
+            project,
+            sources,
+            happened_at: None,
+            said_at: Some(newest.started_at),
+            ended_at: None,
+            superseded_by: None,
+            archived: false,
+            provenance: Some(Provenance::Agent),
+        })
+    };
+    let mut items: Vec<Item> = Vec::new();
+    for (key, dias) in &facts {
+        let r = chance(&format!("{}:{key}:kind", sample.id));
+        let kind = if key.starts_with("pref-") {
+            ItemKind::Preference
+        } else {
+            KINDS[(r * 5.0) as usize]
+        };
+        let importance = 2 + (chance(&format!("{}:{key}:importance", sample.id)) * 4.0) as u8;
+        items.extend(item(&format!("fact-{key}"), dias, kind, importance));
+    }
+    let mut filler: Vec<&String> = agent_dias
+        .iter()
+        .filter(|d| !evidence.contains(d.as_str()))
+        .collect();
+    filler.sort_by(|a, b| {
+        chance(&format!("{}:{a}:decoy", sample.id))
+            .total_cmp(&chance(&format!("{}:{b}:decoy", sample.id)))
+    });
+    for dia in filler.iter().take(facts.len()) {
+        let r = chance(&format!("{}:{dia}:kind", sample.id));
+        let kind = if r < 0.1 {
+            ItemKind::Preference
+        } else {
+            KINDS[((r - 0.1) / 0.9 * 6.0) as usize % 6]
+        };
+        let importance = 1 + (chance(&format!("{}:{dia}:importance", sample.id)) * 4.0) as u8;
+        let key = format!("filler-{}", dia.replace(':', "-"));
+        items.extend(item(&key, std::slice::from_ref(*dia), kind, importance));
+    }
+    for i in &items {
+        store
+            .append_item_event(&NewItemEvent {
+                kind: ItemEventKind::Created,
+                item: i.clone(),
+                reason: Some("distilled".to_owned()),
+            })
+            .await?;
+    }
+    // Simulated earlier turns, read back as each candidate's uses.
+    let item_of_fact = |key: &str| format!("i_{}_fact-{key}", sample.id);
+    let mut turns: Vec<(String, Vec<String>, bool)> = Vec::new();
+    for (qi, q) in sample.questions.iter().enumerate() {
+        let Some(key) = q.fold.strip_prefix("template:fact:") else {
+            continue;
+        };
+        if q.evidence.is_empty() || chance(&format!("{}:{qi}:asked", sample.id)) >= 0.35 {
+            continue;
+        }
+        let mut shown: Vec<String> = q
+            .evidence
+            .iter()
+            .filter_map(|d| record_of.get(d).cloned())
+            .collect();
+        shown.push(item_of_fact(key));
+        let not_useful = chance(&format!("{}:{qi}:not-useful", sample.id)) < 0.1;
+        turns.push((format!("t_sim_{}_{qi}", sample.id), shown, not_useful));
+    }
+    let mut others: Vec<String> = filler
+        .iter()
+        .filter_map(|d| record_of.get(*d).cloned())
+        .collect();
+    others.extend(
+        items
+            .iter()
+            .filter(|i| i.id.as_str().contains("_filler-"))
+            .map(|i| i.id.as_str().to_owned()),
+    );
+    others.sort();
+    others.dedup();
+    for id in others {
+        if chance(&format!("{id}:shown")) < 0.08 {
+            let not_useful = chance(&format!("{id}:not-useful")) < 0.5;
+            turns.push((format!("t_sim_{id}"), vec![id], not_useful));
+        }
+    }
+    let at = stored
+        .iter()
+        .map(|r| r.started_at)
+        .max()
+        .unwrap_or_default();
+    for (turn, shown, not_useful) in turns {
+        store
+            .log_injection(&cairn_store::Injection {
+                turn: turn.clone(),
+                at,
+                framework: "claude-code".to_owned(),
+                session_id: None,
+                project: None,
+                prompt: String::new(),
+                shown: true,
+                bar: cairn_recall::note::BAR_UNJUDGED,
+                judged_by: Vec::new(),
+                silent_because: None,
+                latency_ms: 0,
+                feature_names: cairn_recall::note::FEATURES
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect(),
+                entries: shown
+                    .iter()
+                    .map(|id| cairn_store::InjectionCandidate {
+                        id: id.clone(),
+                        kind: if id.starts_with("i_") {
+                            "item"
+                        } else {
+                            "record"
+                        }
+                        .to_owned(),
+                        item_kind: None,
+                        title: String::new(),
+                        probability: 0.5,
+                        shown: true,
+                        features: Vec::new(),
+                    })
+                    .collect(),
+            })
+            .await?;
+        if not_useful {
+            for id in &shown {
+                store.set_note_label(&turn, id, Some("not_useful")).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A service in a temporary home holding one conversation, indexed as the service indexes.
 async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory> {
     let home = tempfile::tempdir().context("cannot make a temporary home")?;
@@ -265,7 +533,11 @@ async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory
     .await
     .map_err(|e| anyhow::anyhow!("cannot start a service for {}: {e}", sample.id))?;
     let (record_of, stored) = if ranker_data::is_owned(&sample.conversation) {
-        captured(sample, service.store(), home.path()).await?
+        let (record_of, stored) = captured(sample, service.store(), home.path()).await?;
+        enrich(sample, service.store(), &record_of, &stored)
+            .await
+            .with_context(|| format!("cannot add items and uses to {}", sample.id))?;
+        (record_of, stored)
     } else {
         let (batch, record_of) = records(sample);
         service.store().append_records(&batch).await?;
@@ -354,12 +626,19 @@ fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// What one answer is: its group (the request), its fold key, and whether it is foreign.
+struct Answer<'a> {
+    group: &'a str,
+    fold: &'a str,
+    foreign: bool,
+}
+
 /// Every question, own and foreign, asked of each memory in turn; `visit` sees each answer
 /// with the evidence records (empty: nothing is needed).
 async fn each_answer(
     samples: &[Sample],
     settings: &Settings,
-    mut visit: impl FnMut(&str, bool, &HashSet<String>, &cairn_core::api::TurnNote, &[Candidate]),
+    mut visit: impl FnMut(&Answer<'_>, &HashSet<String>, &cairn_core::api::TurnNote, &[Candidate]),
 ) -> anyhow::Result<()> {
     let total: usize = samples.iter().map(|s| s.questions.len()).sum::<usize>()
         + if samples.len() > 1 {
@@ -391,13 +670,13 @@ async fn each_answer(
                 continue;
             }
             let (note, cands) = ask(&mem, q, false).await?;
-            visit(
-                &format!("{}:{qi}", sample.id),
-                false,
-                &evidence,
-                &note,
-                &cands,
-            );
+            let group = format!("{}:{qi}", sample.id);
+            let answer = Answer {
+                group: &group,
+                fold: &q.fold,
+                foreign: false,
+            };
+            visit(&answer, &evidence, &note, &cands);
             bar.inc(1);
         }
         // The previous conversation's questions, asked of this one's memory.
@@ -408,13 +687,13 @@ async fn each_answer(
                     continue;
                 }
                 let (note, cands) = ask(&mem, q, true).await?;
-                visit(
-                    &format!("{}:{qi}:in:{}", other.id, sample.id),
-                    true,
-                    &HashSet::new(),
-                    &note,
-                    &cands,
-                );
+                let group = format!("{}:{qi}:in:{}", other.id, sample.id);
+                let answer = Answer {
+                    group: &group,
+                    fold: &q.fold,
+                    foreign: true,
+                };
+                visit(&answer, &HashSet::new(), &note, &cands);
                 bar.inc(1);
             }
         }
@@ -694,7 +973,8 @@ pub async fn eval(
     let (mut noted, mut hits, mut good, mut in_cands) = (0u64, 0u64, 0u64, 0u64);
     let (mut foreign_silent, mut nn_silent) = (0u64, 0u64);
     let mut lat: Vec<u32> = Vec::new();
-    each_answer(&all, settings, |group, foreign, evidence, note, cands| {
+    each_answer(&all, settings, |answer, evidence, note, cands| {
+        let (group, foreign) = (answer.group, answer.foreign);
         lat.push(note.latency_ms);
         if let Some(w) = dump.as_mut()
             && dump_error.is_none()
@@ -839,10 +1119,11 @@ pub async fn train(
         }
     }
     let mut examples: Vec<Example> = Vec::new();
-    each_answer(&all, settings, |group, _, evidence, _, cands| {
+    each_answer(&all, settings, |answer, evidence, _, cands| {
         for c in cands {
             examples.push(Example {
-                group: group.to_owned(),
+                group: answer.group.to_owned(),
+                fold: answer.fold.to_owned(),
                 features: c.features.clone(),
                 label: is_evidence(c, evidence),
             });
@@ -870,6 +1151,7 @@ pub async fn train(
             if let Some(e) = inj.entries.iter().find(|e| e.id == l.entry_id) {
                 examples.push(Example {
                     group: format!("log:{}", l.turn),
+                    fold: String::new(),
                     features: e
                         .features
                         .iter()
@@ -915,8 +1197,8 @@ pub async fn train(
             from_log
         );
         println!(
-            "Cross-fitted ({} folds by request, {} requests, {} needed candidates): AUC {:.3}, log loss {:.3}",
-            c.folds, c.groups, c.positives, c.auc, c.logloss
+            "Cross-fitted ({} folds by request template, {} templates, {} requests, {} needed candidates): AUC {:.3}, log loss {:.3}",
+            c.folds, c.fold_keys, c.groups, c.positives, c.auc, c.logloss
         );
         for b in &c.at_bars {
             println!(

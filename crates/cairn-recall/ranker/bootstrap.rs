@@ -2,7 +2,7 @@
 //! from the labelled set in `data/ranker/`.
 //!
 //! `cargo run -p cairn-recall --example ranker-bootstrap -- --out crates/cairn-recall/ranker/model.txt`
-//! trains a small model (150 trees) on a synthetic feature matrix with the pipeline's 22
+//! trains a small model (150 trees) on a synthetic feature matrix with the pipeline's
 //! feature columns, so `Ranker::shipped()` has a model of the right shape. The matrix is
 //! made up: the model's scores mean nothing.
 //!
@@ -13,7 +13,7 @@ use std::time::Instant;
 use cairn_recall::ranker::{Example, Ranker, TrainOptions, train};
 
 /// The pipeline's feature vector, in order.
-const NAMES: [&str; 22] = cairn_recall::note::FEATURES;
+const NAMES: [&str; cairn_recall::note::FEATURES.len()] = cairn_recall::note::FEATURES;
 
 /// SplitMix64, uniform in [0, 1).
 struct Rng(u64);
@@ -65,23 +65,11 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                 let dense = (0.2 + 0.5 * r.u() + lift).min(1.0);
                 let keyword = (0.6 * r.u() + lift).min(1.0);
                 let fused = 0.5 * dense + 0.5 * keyword;
-                let rerank = if r.coin(0.1) {
-                    f64::NAN
-                } else {
-                    -8.0 + 12.0 * r.u() + if label { 5.0 } else { 0.0 }
-                };
                 let item = r.coin(0.3);
-                let note = !item && r.coin(0.1);
-                let judge = if r.coin(0.4) {
-                    f64::NAN
-                } else {
-                    (0.3 * r.u() + if label { 0.6 } else { 0.1 }).min(1.0)
-                };
                 let features = vec![
                     fused,
                     dense,
                     keyword,
-                    rerank,
                     0.0,
                     0.0,
                     0.0,
@@ -89,7 +77,6 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                     f64::from(u8::from(r.coin(if label { 0.8 } else { 0.5 }))),
                     f64::from(u8::from(r.coin(0.5))),
                     f64::from(u8::from(item)),
-                    f64::from(u8::from(note)),
                     if item {
                         (r.u() * 6.0).floor()
                     } else {
@@ -101,7 +88,6 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                     query_words,
                     (40.0 + r.u() * 1500.0).floor(),
                     (r.u() * 0.5 + lift).min(1.0),
-                    judge,
                     known,
                     names_known,
                 ];
@@ -111,11 +97,12 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
         rows.sort_by(|a, b| b.0[0].total_cmp(&a.0[0]));
         let top = rows[0].0[0];
         for (rank, (mut features, label)) in rows.into_iter().enumerate() {
-            features[4] = rank as f64;
-            features[5] = top - features[0];
-            features[6] = top;
+            features[3] = rank as f64;
+            features[4] = top - features[0];
+            features[5] = top;
             out.push(Example {
                 group: format!("g{g}"),
+                fold: String::new(),
                 features,
                 label,
             });

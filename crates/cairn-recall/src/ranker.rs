@@ -3,9 +3,11 @@
 //! its metadata) into the probability that the request needs it.
 //!
 //! - [`train`] fits a binary model on labelled [`Example`]s and reports [`CrossFit`] figures:
-//!   k-fold by group (a group is one request and its candidates, never split across folds),
-//!   every example scored by the model that did not see its group; then the final model is
-//!   fitted on all examples and returned as LightGBM's model text.
+//!   k-fold by the caller's fold key ([`Example::fold`]: what repeats across requests, such
+//!   as the template a request was made from or its repository; requests sharing a key always
+//!   share a fold, and a request and its candidates are never split), every example scored
+//!   by the model that did not see its key; then the final model is fitted on all examples
+//!   and returned as LightGBM's model text.
 //! - [`Ranker`] loads such a text ([`Ranker::from_text`], or the committed
 //!   `ranker/model.txt` with [`Ranker::shipped`]) and scores rows of features.
 //!
@@ -78,6 +80,11 @@ fn lgbm(doing: &'static str) -> impl FnOnce(lightgbm3::Error) -> Error {
 pub struct Example {
     /// The group it belongs to: one request and all its candidates (folds never split one).
     pub group: String,
+    /// What the cross-fit deals into folds: examples with one key always share a fold (the
+    /// template the request was made from, its repository). Empty: its group. Every
+    /// example of a group must have the same key.
+    #[serde(default)]
+    pub fold: String,
     /// Its feature vector, in the order of the names given to [`train`]; `NAN` = missing.
     pub features: Vec<f64>,
     /// Whether the request needs this candidate.
@@ -142,6 +149,8 @@ pub struct CrossFit {
     pub examples: usize,
     /// Groups (requests).
     pub groups: usize,
+    /// Fold keys ([`Example::fold`]): the units dealt into folds.
+    pub fold_keys: usize,
     /// Examples labelled needed.
     pub positives: usize,
     /// Area under the ROC curve over all examples (ties count half).
@@ -264,11 +273,22 @@ fn check_input(examples: &[Example], names: &[&str], opts: &TrainOptions) -> Res
             expected: names.len(),
         });
     }
-    let groups: BTreeSet<&str> = examples.iter().map(|e| e.group.as_str()).collect();
-    if groups.len() < opts.folds {
+    let mut key_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for e in examples {
+        let key = *key_of.entry(e.group.as_str()).or_insert(fold_key(e));
+        if key != fold_key(e) {
+            return Err(Error::Input(format!(
+                "group {:?} has examples with fold keys {key:?} and {:?}: a group has one key",
+                e.group,
+                fold_key(e)
+            )));
+        }
+    }
+    let keys: BTreeSet<&str> = key_of.values().copied().collect();
+    if keys.len() < opts.folds {
         return Err(Error::Input(format!(
-            "{} groups for {} folds: every fold needs a group",
-            groups.len(),
+            "{} fold keys for {} folds: every fold needs one",
+            keys.len(),
             opts.folds
         )));
     }
@@ -288,13 +308,18 @@ fn check_input(examples: &[Example], names: &[&str], opts: &TrainOptions) -> Res
     Ok(())
 }
 
-/// The fold of each example. Groups with a needed candidate and groups without are each
-/// shuffled (seeded) and dealt round-robin, so every fold gets its share of both and a
-/// group's examples always share a fold.
+/// What an example is dealt into a fold by: its fold key, or its group without one.
+fn fold_key(e: &Example) -> &str {
+    if e.fold.is_empty() { &e.group } else { &e.fold }
+}
+
+/// The fold of each example. Fold keys ([`Example::fold`]) with a needed candidate and keys
+/// without are each shuffled (seeded) and dealt round-robin, so every fold gets its share of
+/// both and the examples of one key (hence of one group) always share a fold.
 fn assign_folds(examples: &[Example], folds: usize, seed: u64) -> Vec<usize> {
     let mut has_positive: BTreeMap<&str, bool> = BTreeMap::new();
     for e in examples {
-        *has_positive.entry(e.group.as_str()).or_default() |= e.label;
+        *has_positive.entry(fold_key(e)).or_default() |= e.label;
     }
     let mut rng = SplitMix64(seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut fold_of_group: BTreeMap<&str, usize> = BTreeMap::new();
@@ -315,7 +340,7 @@ fn assign_folds(examples: &[Example], folds: usize, seed: u64) -> Vec<usize> {
     }
     examples
         .iter()
-        .map(|e| fold_of_group[e.group.as_str()])
+        .map(|e| fold_of_group[fold_key(e)])
         .collect()
 }
 
@@ -444,6 +469,7 @@ fn cross_fit(examples: &[Example], p: &[f64], folds: usize) -> CrossFit {
         folds,
         examples: examples.len(),
         groups: by_group.len(),
+        fold_keys: examples.iter().map(fold_key).collect::<BTreeSet<_>>().len(),
         positives,
         auc: auc(examples, p),
         logloss,
@@ -772,10 +798,12 @@ mod tests {
     use super::*;
 
     /// The pipeline's feature columns, in order.
-    const NAMES: [&str; 22] = crate::note::FEATURES;
+    const NAMES: [&str; crate::note::FEATURES.len()] = crate::note::FEATURES;
+    /// A column the separable set leaves missing now and then.
+    const SPARSE: usize = 13;
 
     /// A separable set: the label follows two features (plus a little noise), the rest is
-    /// noise; every 7th judge score missing.
+    /// noise; every 7th value of one column missing.
     fn separable(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
         let mut rng = SplitMix64(seed);
         let mut u = move || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
@@ -786,10 +814,11 @@ mod tests {
                 let label = f[0] + 0.5 * f[3] + 0.1 * u() > 0.95;
                 f[4] = c as f64;
                 if (g + c) % 7 == 0 {
-                    f[19] = f64::NAN;
+                    f[SPARSE] = f64::NAN;
                 }
                 out.push(Example {
                     group: format!("g{g}"),
+                    fold: String::new(),
                     features: f,
                     label,
                 });
@@ -927,27 +956,32 @@ mod tests {
         let all_nan = vec![f64::NAN; r.feature_names().len()];
         let p = r.predict(&[all_nan]).unwrap();
         assert!(p[0].is_finite() && (0.0..=1.0).contains(&p[0]), "{p:?}");
-        // Training takes NaN too (every 7th judge score in the set is missing).
+        // Training takes NaN too (every 7th value of one column is missing).
         let ex = separable(40, 6, 5);
-        assert!(ex.iter().any(|e| e.features[19].is_nan()));
+        assert!(ex.iter().any(|e| e.features[SPARSE].is_nan()));
         train(&ex, &NAMES, &small()).unwrap();
     }
 
     #[test]
     fn a_wrong_feature_count_is_a_clear_error() {
         let r = Ranker::shipped().unwrap();
+        let n = NAMES.len();
         let err = r
-            .predict(&[vec![0.5; 22], vec![0.5; 21]])
+            .predict(&[vec![0.5; n], vec![0.5; n - 1]])
             .unwrap_err()
             .to_string();
         assert_eq!(
-            err, "row 1 has 21 features, the ranker model expects 22",
+            err,
+            format!("row 1 has {} features, the ranker model expects {n}", n - 1),
             "{err}"
         );
         let mut ex = separable(20, 4, 6);
         ex[3].features.pop();
         let err = train(&ex, &NAMES, &small()).unwrap_err().to_string();
-        assert!(err.contains("row 3 has 21 features"), "{err}");
+        assert!(
+            err.contains(&format!("row 3 has {} features", n - 1)),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1004,7 +1038,7 @@ mod tests {
         let handles: Vec<_> = (0..4)
             .map(|i| {
                 let r = r.clone();
-                thread::spawn(move || r.predict(&[vec![i as f64 / 4.0; 22]]).unwrap()[0])
+                thread::spawn(move || r.predict(&[vec![i as f64 / 4.0; NAMES.len()]]).unwrap()[0])
             })
             .collect();
         for h in handles {
@@ -1037,7 +1071,7 @@ mod tests {
             train(&ex[..12], &NAMES, &small())
                 .unwrap_err()
                 .to_string()
-                .contains("3 groups for 5 folds")
+                .contains("3 fold keys for 5 folds")
         );
         let mut bad_names = NAMES;
         bad_names[2] = "key word";
@@ -1050,11 +1084,79 @@ mod tests {
     }
 
     #[test]
+    fn folds_keep_a_fold_key_together_and_refuse_a_group_with_two() {
+        // Requests made from one template (the fold key) share a fold, whatever their group.
+        let mut ex = separable(60, 4, 8);
+        for e in &mut ex {
+            let g: usize = e.group[1..].parse().unwrap();
+            e.fold = format!("t{}", g % 12);
+        }
+        let fold_of = assign_folds(&ex, 5, 3);
+        let mut of_key: BTreeMap<&str, usize> = BTreeMap::new();
+        for (e, &f) in ex.iter().zip(&fold_of) {
+            assert_eq!(*of_key.entry(&e.fold).or_insert(f), f, "{} split", e.fold);
+        }
+        assert_eq!(of_key.len(), 12);
+        let (_, cf) = train(&ex, &NAMES, &small()).unwrap();
+        assert_eq!((cf.groups, cf.fold_keys), (60, 12));
+        // Without keys, each group is its own.
+        let plain = separable(60, 4, 8);
+        assert_eq!(train(&plain, &NAMES, &small()).unwrap().1.fold_keys, 60);
+        ex[1].fold = "elsewhere".into();
+        let err = train(&ex, &NAMES, &small()).unwrap_err().to_string();
+        assert!(
+            err.contains("group \"g0\" has examples with fold keys"),
+            "{err}"
+        );
+        let mut few = separable(60, 4, 8);
+        few.iter_mut().for_each(|e| e.fold = "one".into());
+        let err = train(&few, &NAMES, &small()).unwrap_err().to_string();
+        assert!(err.contains("1 fold keys for 5 folds"), "{err}");
+    }
+
+    /// The feature indices each tree of a model text splits on.
+    fn split_features(text: &str) -> BTreeSet<usize> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("split_feature="))
+            .flat_map(|l| l.split_whitespace().map(|f| f.parse::<usize>().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn every_input_of_the_shipped_model_splits_somewhere() {
+        // An input no tree splits on was constant in training (the model never learned what
+        // it means) or says nothing the others do not: it must be made to vary in the
+        // training set or removed. `kind_item` varies in training but repeats what
+        // `item_kind` says by being missing (a record's item kind is NaN), so no tree needs
+        // it; it goes at the next retraining. Listed so that no other input may be dead, and
+        // so that the list fails once it is stale.
+        const REDUNDANT: [&str; 1] = ["kind_item"];
+        let used = split_features(SHIPPED);
+        let dead: Vec<&str> = NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !used.contains(i))
+            .map(|(_, n)| *n)
+            .collect();
+        assert_eq!(
+            dead, REDUNDANT,
+            "inputs with no split in any tree: {dead:?}"
+        );
+        // The check itself: a model trained with a constant column finds it dead.
+        let mut ex = separable(60, 6, 9);
+        ex.iter_mut().for_each(|e| e.features[7] = 1.0);
+        let (text, _) = train(&ex, &NAMES, &small()).unwrap();
+        let used = split_features(&text);
+        assert!(!used.contains(&7) && used.contains(&0), "{used:?}");
+    }
+
+    #[test]
     fn auc_by_ranks_counts_ties_half() {
         let ex = |l: &[bool]| -> Vec<Example> {
             l.iter()
                 .map(|&label| Example {
                     group: "g".into(),
+                    fold: String::new(),
                     features: vec![],
                     label,
                 })

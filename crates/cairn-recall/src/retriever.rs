@@ -719,12 +719,32 @@ impl Retriever {
             }
             passes.push((base, !has_range));
             for (filter, in_range) in passes {
-                for kind in [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue] {
-                    let clock = Instant::now();
-                    let kind_hits = vectors
-                        .search(kind, qv, &filter, pool, false)
-                        .map_err(backend)?;
-                    let took = since_ms(clock);
+                // The three kinds are separate indexes: searched side by side (each stage's
+                // time is its own search's, so they may add up to more than the wall clock).
+                const KINDS: [VectorKind; 3] =
+                    [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue];
+                let searched = std::thread::scope(|scope| {
+                    let handles: Vec<_> = KINDS
+                        .iter()
+                        .map(|&kind| {
+                            let (vectors, filter) = (vectors.as_ref(), &filter);
+                            scope.spawn(move || {
+                                let clock = Instant::now();
+                                let hits = vectors.search(kind, qv, filter, pool, false);
+                                (hits, since_ms(clock))
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .map_err(|_| Error::Backend("a vector search panicked".into()))
+                        })
+                        .collect::<Result<Vec<_>, Error>>()
+                })?;
+                for (kind, (kind_hits, took)) in KINDS.into_iter().zip(searched) {
+                    let kind_hits = kind_hits.map_err(backend)?;
                     match kind {
                         VectorKind::Chunk => found.stages.vector_chunk += took,
                         VectorKind::Summary => found.stages.vector_summary += took,

@@ -427,6 +427,24 @@ async fn use_judge(service: &cairn_api::Service, base: &str, on: bool, ms: u64) 
         .unwrap();
 }
 
+/// A logged turn's entry: its probability and its named inputs (none: not logged).
+async fn logged(service: &cairn_api::Service, turn: &Value, id: &str) -> Option<(f64, Vec<Value>)> {
+    let why = service
+        .dispatch("note_why", json!({"turn": turn}))
+        .await
+        .unwrap();
+    let e = why["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)?
+        .clone();
+    Some((
+        e["probability"].as_f64().unwrap(),
+        e["features"].as_array().unwrap().clone(),
+    ))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     use std::sync::atomic::Ordering;
@@ -445,41 +463,31 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     // Off (the default): no call, the stricter bar.
     let (base, calls) = fake_judge(std::time::Duration::ZERO);
     use_judge(&service, &base, false, 2_000).await;
-    let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
-    assert_eq!(calls.load(Ordering::SeqCst), 0, "the judge is off: {note}");
-    assert!(!note["judged_by"].to_string().contains("llm"), "{note}");
+    let off = service.dispatch("turn_note", ask.clone()).await.unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the judge is off: {off}");
+    assert!(!off["judged_by"].to_string().contains("llm"), "{off}");
     assert!(
-        (note["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR_UNJUDGED)).abs() < 1e-6
+        (off["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR_UNJUDGED)).abs() < 1e-6
     );
 
-    // On: one call; its answers are the ranker's `llm_judge` input and are combined with the
-    // ranker's probabilities, so the judged fact is shown and the judged-unneeded are not.
+    // On: one call; its answers are combined with the ranker's probabilities (the judge is
+    // not a ranker input: the ranker never saw one in training), so the judged fact is shown
+    // and the judged-unneeded are not.
     use_judge(&service, &base, true, 5_000).await;
     let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1, "{note}");
     assert_eq!(note["judged_by"], json!(["llm"]), "{note}");
     assert!((note["bar"].as_f64().unwrap() - f64::from(cairn_recall::note::BAR)).abs() < 1e-6);
     assert_eq!(ids(&note["entries"]), vec![earlier.clone()], "{note}");
-    let why = service
-        .dispatch("note_why", json!({"turn": note["turn"]}))
-        .await
-        .unwrap();
-    let judge_of = |id: &str| -> Option<f64> {
-        let e = why["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == id)?;
-        e["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["name"] == "llm_judge")?["value"]
-            .as_f64()
-    };
-    assert!((judge_of(&earlier).unwrap() - 0.93).abs() < 1e-6, "{why}");
+    let (p_on, features) = logged(&service, &note["turn"], &earlier).await.unwrap();
+    let (p_off, _) = logged(&service, &off["turn"], &earlier).await.unwrap();
+    assert!(p_on > p_off, "the judge's 0.93 lifts {p_off} to {p_on}");
+    assert!(
+        !features.iter().any(|f| f["name"] == "llm_judge"),
+        "{features:?}"
+    );
     // The replayed turn's time: the later move is not a candidate at all.
-    assert!(judge_of(&later).is_none(), "{why}");
+    assert!(logged(&service, &note["turn"], &later).await.is_none());
     // The call is in the ledger with its purpose.
     let status = service.dispatch("llm_status", json!({})).await.unwrap();
     assert!(
