@@ -610,6 +610,15 @@ impl Service {
             }
         };
         self.sync_index().await?;
+        // What the answers just captured did with the notes shown to their turns (after
+        // the keyword index holds them: it counts how rare an identifier is).
+        match self.decide_note_outcomes().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(outcomes = n, "decided what became of turn notes' entries"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot decide what became of turn notes' entries")
+            }
+        }
         if self.inner.host == ServiceHost::Direct {
             // A one-shot CLI call has no workers: it embeds what it captured itself.
             if let Err(e) = self.sync_dense().await {

@@ -1,8 +1,18 @@
 //! The turn note in the service (DESIGN §1.6): candidates from the records, items and notes
 //! (the asking conversation's own left out), the cross-encoder as judge when it is loaded,
 //! the LightGBM ranker, the note — and the injection log behind it: every turn logged with
-//! each candidate's probability and the ranker's inputs, and people's labels on shown
-//! entries for the next `cairn ranker train`.
+//! each candidate's probability and the ranker's inputs (and what the note said of each
+//! shown entry), what became of each shown entry once the agent's answer was captured
+//! (`used` / `ignored`, [`crate::outcomes`]), and people's labels on shown entries, for the
+//! next `cairn ranker train`.
+//!
+//! What earlier notes did with a candidate is two of the ranker's inputs, read from the log
+//! per showing, a person's label winning over the automatic outcome: `uses` (filled from
+//! `Signals::used`) is how many times a note showed it and it was **used** — the agent's
+//! answer reused a rare identifier of it or opened it, or a person marked it `useful`; and
+//! `not_useful` (from `Signals::not_useful`) is how many times it was shown and a person
+//! marked it **not useful** or, unmarked, the finished answer **ignored** it. A showing whose
+//! answer is not captured yet counts in neither.
 //!
 //! By default nothing here calls a model provider or the network: the hot path is the
 //! retriever, the cross-encoder (when present) and the ranker. The LLM judge
@@ -114,7 +124,11 @@ fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
     Some(f64::from(sorted[i.min(sorted.len() - 1)]))
 }
 
-fn injection_view(inj: cairn_store::Injection, labels: &HashMap<String, String>) -> InjectionView {
+fn injection_view(
+    inj: cairn_store::Injection,
+    labels: &HashMap<String, String>,
+    outcomes: &HashMap<String, cairn_store::NoteOutcome>,
+) -> InjectionView {
     let names = inj.feature_names.clone();
     InjectionView {
         entries: inj
@@ -122,6 +136,8 @@ fn injection_view(inj: cairn_store::Injection, labels: &HashMap<String, String>)
             .into_iter()
             .map(|e| InjectionEntry {
                 label: labels.get(&e.id).cloned(),
+                outcome: outcomes.get(&e.id).map(|o| o.outcome.clone()),
+                outcome_because: outcomes.get(&e.id).and_then(|o| o.because.clone()),
                 features: names
                     .iter()
                     .zip(e.features.iter().chain(std::iter::repeat(&None)))
@@ -168,6 +184,15 @@ impl Service {
             Some(_) => match fs_err::read_to_string(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))
+                // Its bar is the one its training chose (the figures beside it).
+                .map(|r| {
+                    let figures = fs_err::read_to_string(path.with_extension("json")).ok();
+                    r.with_bar(
+                        figures
+                            .as_deref()
+                            .and_then(cairn_recall::ranker::bar_of_figures),
+                    )
+                })
                 .and_then(|r| {
                     // A model trained before the inputs changed cannot score today's rows.
                     if r.feature_names()
@@ -463,12 +488,15 @@ impl Service {
                 ));
             }
         }
+        // What earlier notes did with each candidate (see the module docs): the ranker's
+        // `uses` input is the showings that were used, its `not_useful` input those marked
+        // not useful or ignored.
         let ids: Vec<String> = cands.iter().map(|c| c.0.id.clone()).collect();
         let uses = self.store().note_uses(&ids).await?;
         for (m, s, _) in &mut cands {
             if let Some(u) = uses.get(&m.id) {
-                s.shown = u.shown;
-                s.not_useful = u.not_useful;
+                s.used = u.used;
+                s.not_useful = u.not_useful.saturating_add(u.ignored);
             }
         }
         let asked = note::Asked {
@@ -496,7 +524,6 @@ impl Service {
                 .collect()
         };
         let mut judged_by = Vec::new();
-        let mut llm_answered = false;
         if cands.iter().any(|c| c.1.rerank.is_some()) {
             judged_by.push("cross-encoder".to_owned());
         }
@@ -521,7 +548,6 @@ impl Service {
                         cands[i].1.llm = Some(p);
                         probs[i] = crate::judge::combine(probs[i], p);
                     }
-                    llm_answered = true;
                     judged_by.push("llm".to_owned());
                 }
                 crate::judge::Verdict::Late => {
@@ -535,9 +561,10 @@ impl Service {
                 }
             }
         }
-        // Only the LLM judge's answer lowers the bar: the ranker was trained without a
-        // cross-encoder, so its probabilities mean the same with one or without.
-        let bar = note::bar(llm_answered, names_known);
+        // The bar is the one the model was trained with: no judge moves it (the ranker never
+        // saw a judge's answer; the LLM judge's probability is combined with the ranker's
+        // instead, so a judge that disagrees lowers the probability, not the bar).
+        let bar = note::raised(ranker.bar(), names_known);
         let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();
         let shown_at = note::choose(&metas, &probs, bar);
         // A shown record is told by its whole request, not the passage that matched.
@@ -611,6 +638,11 @@ impl Service {
                 .scrub(&req.prompt)
                 .0
                 .into_owned();
+            // What the note said of each shown entry, for telling whether the answer used it.
+            let said: HashMap<&str, String> = entries
+                .iter()
+                .map(|e| (e.id.as_str(), format!("{}\n{}", e.title, e.text)))
+                .collect();
             self.store()
                 .log_injection(&cairn_store::Injection {
                     turn: turn.clone(),
@@ -639,6 +671,10 @@ impl Service {
                                 .iter()
                                 .map(|v| v.is_finite().then_some(*v as f32))
                                 .collect(),
+                            text: c
+                                .shown
+                                .then(|| said.get(c.meta.id.as_str()).cloned())
+                                .flatten(),
                         })
                         .collect(),
                 })
@@ -666,7 +702,8 @@ impl Service {
         let mut injections = Vec::new();
         for inj in self.store().injections(limit, req.shown_only).await? {
             let labels = self.store().note_labels(&inj.turn).await?;
-            injections.push(injection_view(inj, &labels));
+            let outcomes = self.store().note_outcomes(&inj.turn).await?;
+            injections.push(injection_view(inj, &labels, &outcomes));
         }
         let totals = self.store().note_totals().await?;
         let eval = fs_err::read_to_string(self.paths().note_eval())
@@ -703,7 +740,8 @@ impl Service {
             )
         })?;
         let labels = self.store().note_labels(&inj.turn).await?;
-        Ok(injection_view(inj, &labels))
+        let outcomes = self.store().note_outcomes(&inj.turn).await?;
+        Ok(injection_view(inj, &labels, &outcomes))
     }
 
     /// The `note_feedback` method.

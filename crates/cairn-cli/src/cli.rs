@@ -493,10 +493,17 @@ pub enum RankerCmd {
     /// data/ranker/histories.json), each question asked of a real service holding its
     /// conversation; print the cross-fitted figures. Writes the model to --out (default:
     /// this machine's ranker, used by the service instead of the shipped one) and the
-    /// figures beside it.
+    /// figures beside it. With --from-store instead of a file: a personal model from this
+    /// machine's own turn notes (entries marked useful or not useful, and those the answer
+    /// used or ignored), written only when it beats the shipped model on them.
     Train {
         /// The labelled file.
-        file: PathBuf,
+        #[arg(required_unless_present = "from_store")]
+        file: Option<PathBuf>,
+        /// Train on this machine's turn notes and their outcomes instead of a file (folds by
+        /// project); refuses with fewer than 200 labelled entries or 20 needed ones.
+        #[arg(long, conflicts_with_all = ["file", "labels"])]
+        from_store: bool,
         /// Where to write the model.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -507,6 +514,15 @@ pub enum RankerCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Which model the turn note uses (shipped or personal), its bar and figures, and for a
+    /// personal model the shipped model's figures on the same turns.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the personal model so the turn note uses the shipped one again.
+    Reset,
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,6 +14,7 @@ mod firstrun;
 mod items;
 mod llm;
 mod notes;
+mod ranker;
 mod recall;
 mod replay;
 mod review;
@@ -26,6 +27,7 @@ pub use firstrun::*;
 pub use items::*;
 pub use llm::*;
 pub use notes::*;
+pub use ranker::*;
 pub use recall::*;
 pub use replay::*;
 pub use review::*;
@@ -137,6 +139,10 @@ macro_rules! for_each_method {
                 "Replay the captured requests: each asked for its turn note as its hook would have asked then, labelled by what its answer reused of earlier sessions; the note's hit rate, precision and silence against plain search's top 3. Kept as the latest replay.";
             replay_latest($crate::api::Empty) -> $crate::api::ReplayLatest,
                 "The latest replay's figures, if one has run.";
+            ranker_status($crate::api::Empty) -> $crate::api::RankerStatus,
+                "Which model the turn note's ranker uses (shipped or personal), its bar and figures, when it was trained, and for a personal model the shipped model's figures on the same turns.";
+            ranker_reset($crate::api::Empty) -> $crate::api::RankerStatus,
+                "Remove the personal ranker model and its figures so the turn note uses the shipped model again.";
             export_run($crate::api::ExportReq) -> $crate::api::ExportReport,
                 "Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file.";
             agents_found($crate::api::Empty) -> $crate::api::AgentsFound,
@@ -787,6 +793,8 @@ pub fn typescript_files() -> Vec<(String, String)> {
         file::<ReplayRow>(),
         file::<ReplayReport>(),
         file::<ReplayLatest>(),
+        file::<RankerFigures>(),
+        file::<RankerStatus>(),
         file::<ExportReq>(),
         file::<ExportReport>(),
         file::<ImportReq>(),

@@ -330,7 +330,8 @@ pub enum ItemEventKind {
     Archived,
     /// It came back into the active index.
     Restored,
-    /// It was shown to an agent or opened (feeds priority).
+    /// An agent used it: a turn note showed it and the answer reused what it says, or the
+    /// agent opened it (feeds priority).
     Used,
 }
 

@@ -22,6 +22,7 @@ pub mod distill;
 mod embed_cache;
 pub mod locomo;
 pub mod note;
+pub mod personal;
 pub mod progress;
 mod ranker_data;
 pub mod real;

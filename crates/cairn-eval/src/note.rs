@@ -299,6 +299,12 @@ const KINDS: [cairn_core::ItemKind; 6] = [
 ///   records and the fact's item were shown (and one in ten of those marked not useful).
 ///   Each filler record and decoy item was shown with probability 0.08, half of those
 ///   marked not useful.
+/// - Each showing has the outcome the service would have decided from the answer
+///   (`Store::record_note_outcome`, as `cairn_api`'s outcomes pass writes it): a showing of
+///   evidence (a record or the fact's item) was used with probability 0.7, else ignored; a
+///   showing of a filler record or decoy item was used with probability 0.1, else ignored.
+///   The ranker's `uses` input then counts the used showings, its `not_useful` input those
+///   marked not useful or ignored (a person's mark winning).
 async fn enrich(
     sample: &Sample,
     store: &cairn_store::Store,
@@ -429,7 +435,9 @@ async fn enrich(
     }
     // Simulated earlier turns, read back as each candidate's uses.
     let item_of_fact = |key: &str| format!("i_{}_fact-{key}", sample.id);
-    let mut turns: Vec<(String, Vec<String>, bool)> = Vec::new();
+    // Each simulated turn: its id, what it showed, whether a person marked it not useful,
+    // and the chance that its answer used each shown entry.
+    let mut turns: Vec<(String, Vec<String>, bool, f64)> = Vec::new();
     for (qi, q) in sample.questions.iter().enumerate() {
         let Some(key) = q.fold.strip_prefix("template:fact:") else {
             continue;
@@ -444,7 +452,7 @@ async fn enrich(
             .collect();
         shown.push(item_of_fact(key));
         let not_useful = chance(&format!("{}:{qi}:not-useful", sample.id)) < 0.1;
-        turns.push((format!("t_sim_{}_{qi}", sample.id), shown, not_useful));
+        turns.push((format!("t_sim_{}_{qi}", sample.id), shown, not_useful, 0.7));
     }
     let mut others: Vec<String> = filler
         .iter()
@@ -461,7 +469,7 @@ async fn enrich(
     for id in others {
         if chance(&format!("{id}:shown")) < 0.08 {
             let not_useful = chance(&format!("{id}:not-useful")) < 0.5;
-            turns.push((format!("t_sim_{id}"), vec![id], not_useful));
+            turns.push((format!("t_sim_{id}"), vec![id], not_useful, 0.1));
         }
     }
     let at = stored
@@ -469,7 +477,7 @@ async fn enrich(
         .map(|r| r.started_at)
         .max()
         .unwrap_or_default();
-    for (turn, shown, not_useful) in turns {
+    for (turn, shown, not_useful, p_used) in turns {
         store
             .log_injection(&cairn_store::Injection {
                 turn: turn.clone(),
@@ -502,6 +510,7 @@ async fn enrich(
                         probability: 0.5,
                         shown: true,
                         features: Vec::new(),
+                        text: None,
                     })
                     .collect(),
             })
@@ -510,6 +519,16 @@ async fn enrich(
             for id in &shown {
                 store.set_note_label(&turn, id, Some("not_useful")).await?;
             }
+        }
+        for id in &shown {
+            let outcome = if chance(&format!("{turn}:{id}:used")) < p_used {
+                cairn_store::OUTCOME_USED
+            } else {
+                cairn_store::OUTCOME_IGNORED
+            };
+            store
+                .record_note_outcome(&turn, id, outcome, Some("simulated"))
+                .await?;
         }
     }
     Ok(())
@@ -1096,6 +1115,8 @@ pub struct Trained {
     pub labels: usize,
     /// The cross-fitted figures.
     pub cross_fit: cairn_recall::ranker::CrossFit,
+    /// What the final model learned (gain and splits per input, its first tree).
+    pub learned: cairn_recall::ranker::Learned,
 }
 
 /// Runs `cairn ranker train`: labels every candidate of every question of `file` (and, with
@@ -1177,11 +1198,14 @@ pub async fn train(
         fs_err::create_dir_all(dir)?;
     }
     fs_err::write(&out, &model)?;
+    let learned = cairn_recall::ranker::learned(&model)
+        .map_err(|e| anyhow::anyhow!("cannot read the trained model back: {e}"))?;
     let trained = Trained {
         model: out.clone(),
         examples: from_file,
         labels: from_log,
         cross_fit,
+        learned,
     };
     let figures = out.with_extension("json");
     fs_err::write(&figures, serde_json::to_string_pretty(&trained)?)?;
@@ -1210,6 +1234,46 @@ pub async fn train(
             "  top candidate needed (requests needing one) {:.3}; silent (requests needing none) {:.3}",
             c.top1_when_needed, c.silence_when_not_needed
         );
+        println!("  notes (at most 3 entries at or above the bar), all requests:");
+        for n in &c.notes {
+            println!(
+                "    bar {:.2}: precision {:.3}, hit rate {:.3}, silence {:.3}, requests with a note {:.3}",
+                n.bar, n.precision, n.hit_rate, n.silence, n.with_note
+            );
+        }
+        if let Some(ch) = &c.chosen {
+            println!(
+                "  the model's bar {:.2}: the lowest whose notes reach precision {:.2} on {} of the fold keys{}",
+                ch.bar,
+                ch.target_precision,
+                ch.tune_keys,
+                match ch.rule.as_str() {
+                    "precision" => String::new(),
+                    "silence" => format!(
+                        " (none does: the lowest silent on {:.2} of the requests needing nothing)",
+                        cairn_recall::ranker::SILENCE_TARGET
+                    ),
+                    _ => " (none does: the highest bar)".to_owned(),
+                }
+            );
+            for (half, n) in [("chosen on", &ch.tune), ("reported on", &ch.report)] {
+                println!(
+                    "    {half} {} requests: precision {:.3}, hit rate {:.3}, silence {:.3}, requests with a note {:.3}",
+                    n.requests, n.precision, n.hit_rate, n.silence, n.with_note
+                );
+            }
+        }
+        let mut inputs: Vec<&cairn_recall::ranker::InputUse> =
+            trained.learned.inputs.iter().collect();
+        inputs.sort_by(|a, b| b.gain_share.total_cmp(&a.gain_share));
+        println!("What it learned (share of the split gain, splits):");
+        for i in inputs {
+            println!("  {:<18} {:.3} {:>5}", i.name, i.gain_share, i.splits);
+        }
+        println!("Its first tree:");
+        for line in &trained.learned.first_tree {
+            println!("  {line}");
+        }
         println!("Figures written to {}", figures.display());
     }
     Ok(trained)

@@ -263,6 +263,68 @@ async fn a_word_is_known_when_a_unit_in_reach_holds_it() {
     assert!(!index.holds_word("postgres", None, None).unwrap());
 }
 
+/// A name's holders are records, counted in order of its words, and the count stops past
+/// the cap: how rare an identifier is, cheaply.
+#[tokio::test]
+async fn records_holding_a_phrase_are_counted_up_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let mut batch = Vec::new();
+    for i in 0..6 {
+        batch.push(record(
+            i,
+            "codex",
+            "p",
+            1,
+            &format!("turn {i}: the pool lives in src/db/pool.rs and logs to stderr"),
+        ));
+    }
+    batch.push(record(
+        6,
+        "codex",
+        "p",
+        1,
+        "staging Postgres listens on port 6543; see DATABASE_URL",
+    ));
+    // The same words in another order are not the phrase.
+    batch.push(record(7, "codex", "p", 1, "rs pool db src, url database"));
+    // A long record: one record however many of its chunks hold the name.
+    let long = format!("{} DATABASE_URL again", "filler words here ".repeat(400));
+    let (rec, _) = record(8, "codex", "p", 1, &long);
+    let chunks = vec![
+        Chunk {
+            record_id: rec.id.clone(),
+            ord: 0,
+            start: 0,
+            text: "DATABASE_URL first".into(),
+        },
+        Chunk {
+            record_id: rec.id.clone(),
+            ord: 1,
+            start: 100,
+            text: "DATABASE_URL again".into(),
+        },
+    ];
+    batch.push((rec, chunks));
+    store.append_records(&batch).await.unwrap();
+    let index = TextIndex::in_memory().unwrap();
+    index.sync(&store).await.unwrap();
+    assert_eq!(index.records_holding("src/db/pool.rs", 100).unwrap(), 6);
+    assert_eq!(
+        index.records_holding("src/db/pool.rs", 3).unwrap(),
+        4,
+        "stops past the cap"
+    );
+    assert_eq!(index.records_holding("DATABASE_URL", 100).unwrap(), 2);
+    assert_eq!(index.records_holding("6543", 100).unwrap(), 1);
+    assert_eq!(
+        index.records_holding("listens on port 6543", 100).unwrap(),
+        1
+    );
+    assert_eq!(index.records_holding("kestrel", 100).unwrap(), 0);
+    assert_eq!(index.records_holding("--", 100).unwrap(), 0, "no word");
+}
+
 /// `before` is a hard cut (unlike `since` and `until`): nothing from that time on is found,
 /// however well it matches.
 #[tokio::test]

@@ -76,7 +76,6 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                     (r.u() * 120.0).floor(),
                     f64::from(u8::from(r.coin(if label { 0.8 } else { 0.5 }))),
                     f64::from(u8::from(r.coin(0.5))),
-                    f64::from(u8::from(item)),
                     if item {
                         (r.u() * 6.0).floor()
                     } else {
@@ -86,7 +85,7 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                     (r.u() * 4.0).floor(),
                     f64::from(u8::from(r.coin(0.05))),
                     query_words,
-                    (40.0 + r.u() * 1500.0).floor(),
+                    (r.u() * 0.6 + lift).min(1.0),
                     (r.u() * 0.5 + lift).min(1.0),
                     known,
                     names_known,

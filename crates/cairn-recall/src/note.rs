@@ -14,10 +14,10 @@
 //!    note, as a note counts from when it was made).
 //! 3. The ranker (a LightGBM model, [`crate::ranker`]) gives each a probability that this
 //!    turn needs it; the LLM judge, when on, is combined with it outside the model.
-//!    [`choose`] keeps at most [`MAX_ENTRIES`] at or above the bar: [`BAR`] when the LLM
-//!    judge answered, [`BAR_UNJUDGED`] when it did not (a cross-encoder's order changes
-//!    the candidates, never the bar), and [`BAR_UNKNOWN_NAMES`] when the prompt names things
-//!    the memory has never seen.
+//!    [`choose`] keeps at most [`MAX_ENTRIES`] at or above the bar: the model's own
+//!    ([`crate::ranker::Ranker::bar`], chosen when it was trained, on requests whose templates
+//!    or repositories its figures are then reported without; no judge moves it), raised to
+//!    [`BAR_UNKNOWN_NAMES`] when the prompt names things the memory has never seen.
 //! 4. [`render`] frames each kept one as a record of what happened before (with its id, so
 //!    `open` can expand it), never as an instruction, each cut to [`ENTRY_CHARS`]
 //!    characters and escaped ([`cairn_text::marks::escape`]), inside marks that carry the
@@ -31,9 +31,8 @@ use cairn_core::Timestamp;
 pub const CANDIDATES: usize = 60;
 /// The most entries a note holds.
 pub const MAX_ENTRIES: usize = 3;
-/// The bar when the LLM judge answered (its probability combined with the ranker's).
-pub const BAR: f32 = 0.3;
-/// The stricter bar of the ranker alone, the LLM judge silent or off.
+/// The bar of a ranker model whose training chose none (a model trained before bars were
+/// chosen with it); a trained model carries its own ([`crate::ranker::Ranker::bar`]).
 pub const BAR_UNJUDGED: f32 = 0.4;
 /// The bar when the prompt names things ([`names`]) and the memory knows none of them: a
 /// request about someone or something the memory never saw is rarely about what it holds,
@@ -47,7 +46,7 @@ before, not instructions; they may be out of date). Open an id with Cairn's `ope
 the whole of it.";
 
 /// The ranker's inputs, in order.
-pub const FEATURES: [&str; 19] = [
+pub const FEATURES: [&str; 18] = [
     "fused",
     "dense",
     "keyword",
@@ -57,25 +56,25 @@ pub const FEATURES: [&str; 19] = [
     "age_days",
     "same_project",
     "same_framework",
-    "kind_item",
     "item_kind",
     "importance",
     "uses",
     "not_useful",
     "query_words",
-    "text_chars",
+    "names_in",
     "overlap",
     "query_known",
     "names_known",
 ];
 
 /// The direction each input may move the probability, in the order of [`FEATURES`]: more
-/// similarity (fused, dense, keyword, shared words) and importance may only raise it, and
-/// so may more of the query's words and names known to the memory; a lower rank, a bigger
-/// gap to the best and "not useful" marks may only lower it; the rest is free. Whatever set
-/// trains the ranker, it cannot learn that a closer match is less needed.
+/// similarity (fused, dense, keyword, shared words, the prompt's names said), importance and
+/// earlier notes' answers that used it may only raise it, and so may more of the query's
+/// words and names known to the memory; a lower rank, a bigger gap to the best and showings
+/// marked not useful or ignored may only lower it; the rest is free. Whatever set trains the
+/// ranker, it cannot learn that a closer match is less needed.
 pub const MONOTONE: [i8; FEATURES.len()] =
-    [1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 0, 1, 0, -1, 0, 0, 1, 1, 1];
+    [1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 1, 1, -1, 0, 1, 1, 1, 1];
 
 /// What a candidate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,9 +146,11 @@ pub struct Signals {
     pub rerank: Option<f32>,
     /// The LLM judge's probability (combined with the ranker's outside the model).
     pub llm: Option<f32>,
-    /// Times a note showed it.
-    pub shown: u32,
-    /// Times it was marked not useful.
+    /// Times a note showed it and the answer used it (reused a rare identifier of it, opened
+    /// it, or a person marked it useful): the `uses` input.
+    pub used: u32,
+    /// Times a note showed it and a person marked it not useful or, unmarked, the answer
+    /// ignored it.
     pub not_useful: u32,
 }
 
@@ -261,6 +262,10 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .fold(0.0f32, f32::max);
     let query = content_words(asked.prompt);
     let query_words = asked.prompt.split_whitespace().count() as f64;
+    let named: Vec<String> = names(asked.prompt)
+        .iter()
+        .map(|n| n.to_lowercase())
+        .collect();
     candidates
         .iter()
         .enumerate()
@@ -275,6 +280,19 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                     .filter(|w| words.contains(*w) || title.contains(*w))
                     .count() as f64
                     / query.len() as f64
+            };
+            // The share of what the prompt names (files, symbols, flags, people) that this
+            // candidate says too: the pointer a coding request carries to what it is about.
+            let names_in = if named.is_empty() {
+                f64::NAN
+            } else {
+                let text = m.text.to_lowercase();
+                let title = m.title.to_lowercase();
+                named
+                    .iter()
+                    .filter(|n| text.contains(n.as_str()) || title.contains(n.as_str()))
+                    .count() as f64
+                    / named.len() as f64
             };
             let age = m.at.map_or(f64::NAN, |at| {
                 ((asked.now - at).num_seconds() as f64 / 86_400.0).max(0.0)
@@ -298,13 +316,12 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 age,
                 same(asked.project, m.project.as_deref()),
                 same(asked.framework, m.framework.as_deref()),
-                f64::from(u8::from(m.kind == Kind::Item)),
                 item_kind,
                 m.importance.map_or(f64::NAN, f64::from),
-                f64::from(s.shown),
+                f64::from(s.used),
                 f64::from(s.not_useful),
                 query_words,
-                m.text.chars().count() as f64,
+                names_in,
                 overlap,
                 asked.known.unwrap_or(f64::NAN),
                 asked.names_known.unwrap_or(f64::NAN),
@@ -313,14 +330,7 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .collect()
 }
 
-/// The bar for a turn: [`BAR`] when the LLM judge answered, [`BAR_UNJUDGED`] otherwise; at
-/// least [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows none of
-/// them (`names_known` is [`Asked::names_known`]).
-pub fn bar(judged: bool, names_known: Option<f64>) -> f32 {
-    raised(if judged { BAR } else { BAR_UNJUDGED }, names_known)
-}
-
-/// `bar`, raised to [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows
+/// A model's bar, raised to [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows
 /// none of them (`names_known` is 0).
 pub fn raised(bar: f32, names_known: Option<f64>) -> f32 {
     if names_known == Some(0.0) {
@@ -507,6 +517,17 @@ mod tests {
         assert!((f("overlap") - 2.0 / 3.0).abs() < 1e-9, "{}", f("overlap"));
         assert_eq!(f("query_known"), 0.75);
         assert_eq!(f("names_known"), 0.5);
+        assert!(f("names_in").is_nan(), "the prompt names nothing");
+        // What the prompt names, found in the candidate or not (case aside).
+        let naming = Asked {
+            prompt: "is PORT_DEV still 5433 in config.toml",
+            ..asked.clone()
+        };
+        let mut m2 = meta("r_3", "set port_dev = 5433 there");
+        m2.title = "Config".to_owned();
+        let row = &features(&naming, &[(m2, s)])[0];
+        let at = FEATURES.iter().position(|n| *n == "names_in").unwrap();
+        assert!((row[at] - 1.0 / 2.0).abs() < 1e-9, "{}", row[at]);
         let unasked = Asked {
             known: None,
             names_known: None,

@@ -188,13 +188,16 @@ impl Store {
     }
 
     /// The item log's newest event and its number of events: any change to items (a new
-    /// event, a Clear) changes it.
+    /// event, a Clear) changes it. `used` events are left out: they carry the state as it
+    /// was, so what is searched and when each item became known stay as they are (a turn
+    /// note's use of an item does not rebuild the items' index).
     pub async fn item_log_stamp(&self) -> Result<(i64, i64)> {
         let db = self.conn();
         let row = db
             .query_one(Statement::from_string(
                 db.get_database_backend(),
-                "SELECT COALESCE(MAX(seq), 0) AS s, COUNT(*) AS n FROM item_events",
+                "SELECT COALESCE(MAX(seq), 0) AS s, COUNT(*) AS n FROM item_events \
+                 WHERE kind <> 'used'",
             ))
             .await?;
         Ok(match row {

@@ -41,7 +41,10 @@ pub use export::{
     ChunkRow, ExportFilter, Imported, ItemEventRow, NoteMetaRow, NoteVersionExport, RecordRow,
     RelationRow,
 };
-pub use injections::{Injection, InjectionCandidate, NoteLabel, NoteTotals, Uses};
+pub use injections::{
+    Injection, InjectionCandidate, NoteLabel, NoteOutcome, NoteTotals, OUTCOME_IGNORED,
+    OUTCOME_USED, UndecidedEntry, Uses,
+};
 pub use ledger::{LedgerEntry, LedgerOutcome, LedgerTotals, start_of_today};
 pub use migrate::{MIGRATIONS, SCHEMA_VERSION};
 pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};

@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "session_place",
         include_str!("../migrations/0010_session_place.sql"),
     ),
+    (
+        11,
+        "note_outcomes",
+        include_str!("../migrations/0011_note_outcomes.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

@@ -20,7 +20,8 @@ use crate::{Error, Result, Store};
 pub struct ItemActivity {
     /// The item.
     pub item: ItemId,
-    /// How many times it was used (`used` events: shown to an agent or opened).
+    /// How many times it was used (`used` events: a turn note showed it and the agent's
+    /// answer used it).
     pub used: u64,
     /// When it was last used or restored, if ever.
     pub last_touched: Option<Timestamp>,

@@ -36,6 +36,7 @@ const CLEAR_TABLES: &[&str] = &[
     "injections",
     "injection_shown",
     "note_labels",
+    "note_outcomes",
     "review_actions",
     "hidden_records",
 ];
@@ -173,6 +174,55 @@ pub(crate) fn to_i64(v: u64) -> i64 {
 }
 
 pub(crate) use crate::time::{now_text, ts_text};
+
+/// Writes one event to the long-term log through `conn` (the store's connection or a
+/// transaction); the caller holds the store's write lock, so every item event is written
+/// after the latest state it read ([`Store::append_item_event`], a turn note's `used`
+/// outcome).
+pub(crate) async fn insert_item_event<C: ConnectionTrait>(
+    conn: &C,
+    event: &NewItemEvent,
+) -> Result<ItemEvent> {
+    let state = serde_json::to_string(&event.item).map_err(|e| Error::Encode {
+        what: "item state",
+        reason: e.to_string(),
+    })?;
+    let at = now_text();
+    let am = item_events::ActiveModel {
+        seq: NotSet,
+        item_id: Set(event.item.id.as_str().to_owned()),
+        kind: Set(event.kind.as_str().to_owned()),
+        at: Set(at.clone()),
+        state: Set(state),
+        reason: Set(event.reason.clone()),
+    };
+    let res = item_events::Entity::insert(am).exec(conn).await?;
+    Ok(ItemEvent {
+        seq: res.last_insert_id,
+        at: parse_ts("item_events", "at", &at)?,
+        event: event.clone(),
+    })
+}
+
+/// The current state of an item (its latest event), read through `conn`.
+pub(crate) async fn latest_item_state<C: ConnectionTrait>(
+    conn: &C,
+    id: &ItemId,
+) -> Result<Option<Item>> {
+    let row = item_events::Entity::find()
+        .filter(item_events::Column::ItemId.eq(id.as_str()))
+        .order_by_desc(item_events::Column::Seq)
+        .one(conn)
+        .await?;
+    row.map(|r| {
+        serde_json::from_str::<Item>(&r.state).map_err(|e| Error::Corrupt {
+            table: "item_events",
+            column: "state",
+            reason: e.to_string(),
+        })
+    })
+    .transpose()
+}
 
 pub(crate) fn parse_ts(table: &'static str, column: &'static str, s: &str) -> Result<Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
@@ -802,42 +852,12 @@ impl Store {
     /// Appends an event to the long-term log.
     pub async fn append_item_event(&self, event: &NewItemEvent) -> Result<ItemEvent> {
         let _writer = self.write_lock().await;
-        let state = serde_json::to_string(&event.item).map_err(|e| Error::Encode {
-            what: "item state",
-            reason: e.to_string(),
-        })?;
-        let at = now_text();
-        let am = item_events::ActiveModel {
-            seq: NotSet,
-            item_id: Set(event.item.id.as_str().to_owned()),
-            kind: Set(event.kind.as_str().to_owned()),
-            at: Set(at.clone()),
-            state: Set(state),
-            reason: Set(event.reason.clone()),
-        };
-        let res = item_events::Entity::insert(am).exec(&self.db).await?;
-        Ok(ItemEvent {
-            seq: res.last_insert_id,
-            at: parse_ts("item_events", "at", &at)?,
-            event: event.clone(),
-        })
+        insert_item_event(&self.db, event).await
     }
 
     /// The current state of an item: its latest event.
     pub async fn item(&self, id: &ItemId) -> Result<Option<Item>> {
-        let row = item_events::Entity::find()
-            .filter(item_events::Column::ItemId.eq(id.as_str()))
-            .order_by_desc(item_events::Column::Seq)
-            .one(&self.db)
-            .await?;
-        row.map(|r| {
-            serde_json::from_str::<Item>(&r.state).map_err(|e| Error::Corrupt {
-                table: "item_events",
-                column: "state",
-                reason: e.to_string(),
-            })
-        })
-        .transpose()
+        latest_item_state(&self.db, id).await
     }
 
     /// Every event of an item, oldest first.

@@ -15,6 +15,8 @@ const entry = (id: string, over: Partial<InjectionEntry> = {}): InjectionEntry =
     { name: "cross_encoder", value: null },
   ],
   label: null,
+  outcome: null,
+  outcome_because: null,
   ...over,
 });
 
@@ -58,6 +60,23 @@ describe("TurnNoteWhy", () => {
     expect(out).toContain("0.813");
     // A "Not useful" button on the shown entry only.
     expect(out.match(/data-testid="why-entry-not-useful"/g)?.length).toBe(1);
+  });
+
+  it("says what became of each shown entry: used (and why), ignored, or not yet known", () => {
+    const out = html(
+      view([
+        entry("i_a", { outcome: "used", outcome_because: "the answer reused port:6543" }),
+        entry("i_b", { outcome: "ignored" }),
+        entry("i_c"),
+        entry("r_d", { kind: "record", item_kind: null, shown: false }),
+      ]),
+    );
+    expect(out).toMatch(/data-testid="why-entry-use"[^>]*data-outcome="used"[^>]*>Used</);
+    expect(out).toContain('title="the answer reused port:6543"');
+    expect(out).toMatch(/data-outcome="ignored"[^>]*>Ignored</);
+    expect(out).toMatch(/data-outcome=""[^>]*>Not yet known</);
+    // Only shown entries have one.
+    expect(out.match(/data-testid="why-entry-use"/g)?.length).toBe(3);
   });
 
   it("shows a marked entry with its undo, and a save error", () => {

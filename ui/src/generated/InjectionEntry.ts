@@ -33,4 +33,14 @@ features: Array<FeatureValue>,
 /**
  * A person's label: `not_useful` or `useful`.
  */
-label: string | null, };
+label: string | null, 
+/**
+ * For a shown entry, what became of it once the agent's answer was captured: `used`
+ * (the answer reused a rare identifier of it, or the agent opened it) or `ignored`;
+ * none while not yet known (and for entries not shown). A person's label wins over it.
+ */
+outcome: string | null, 
+/**
+ * Why it was used, in a few words (the identifiers reused, or that it was opened).
+ */
+outcome_because: string | null, };

@@ -102,6 +102,8 @@ export type { ProfileList } from "./ProfileList";
 export type { ProfileTimelineEntry } from "./ProfileTimelineEntry";
 export type { ProfileView } from "./ProfileView";
 export type { ProfilesReq } from "./ProfilesReq";
+export type { RankerFigures } from "./RankerFigures";
+export type { RankerStatus } from "./RankerStatus";
 export type { ReplayFigures } from "./ReplayFigures";
 export type { ReplayLatest } from "./ReplayLatest";
 export type { ReplayReport } from "./ReplayReport";

@@ -68,6 +68,7 @@ import type { OpenRes } from "./OpenRes";
 import type { Preferences } from "./Preferences";
 import type { ProfileList } from "./ProfileList";
 import type { ProfilesReq } from "./ProfilesReq";
+import type { RankerStatus } from "./RankerStatus";
 import type { ReplayLatest } from "./ReplayLatest";
 import type { ReplayReport } from "./ReplayReport";
 import type { ReplayReq } from "./ReplayReq";
@@ -185,6 +186,10 @@ export type Methods = {
   replay_run: { req: ReplayReq; res: ReplayReport };
   /** The latest replay's figures, if one has run. */
   replay_latest: { req: Empty; res: ReplayLatest };
+  /** Which model the turn note's ranker uses (shipped or personal), its bar and figures, when it was trained, and for a personal model the shipped model's figures on the same turns. */
+  ranker_status: { req: Empty; res: RankerStatus };
+  /** Remove the personal ranker model and its figures so the turn note uses the shipped model again. */
+  ranker_reset: { req: Empty; res: RankerStatus };
   /** Write everything remembered (or one project's, or since a date) to a folder: Markdown notes and items, JSONL records and item events, a manifest with a sha256 per file. */
   export_run: { req: ExportReq; res: ExportReport };
   /** The agent frameworks on this machine: session stores found, and the conversations captured from each with their dates. */
@@ -204,4 +209,4 @@ export type Methods = {
 };
 
 /** The method names, in the order the service declares them. */
-export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "hook_timing_get", "hook_timing_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "llm_offer", "llm_download", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;
+export const METHOD_NAMES = ["status", "memory_get", "memory_set", "memory_pause", "clear", "preferences_get", "preferences_set", "config_show", "search", "capture_run", "conversations", "conversation", "index_rebuild", "index_migrate", "open", "explore", "notes_list", "note_get", "note_save", "note_rename", "note_delete", "note_versions", "note_version", "note_restore", "note_redact", "note_command", "notes_titles", "integrations_list", "integration_set", "hook_timing_get", "hook_timing_set", "llm_status", "llm_test", "llm_key_set", "llm_settings_set", "llm_offer", "llm_download", "items_list", "distill_now", "sleep_now", "distill_rebuild", "profiles_list", "turn_note", "note_log", "note_why", "note_feedback", "replay_run", "replay_latest", "ranker_status", "ranker_reset", "export_run", "agents_found", "skills_preview", "skills_write", "import_run", "review_list", "review_act", "review_undo"] as const;

@@ -14,6 +14,7 @@ import {
   notUsefulCount,
   outcomeLabel,
   probabilityPercent,
+  useLabel,
   withEntry,
   withLabel,
 } from "./turn-notes";
@@ -27,6 +28,8 @@ const entry = (id: string, over: Partial<InjectionEntry> = {}): InjectionEntry =
   shown: true,
   features: [{ name: "dense", value: 0.81 }],
   label: null,
+  outcome: null,
+  outcome_because: null,
   ...over,
 });
 
@@ -100,6 +103,13 @@ describe("turn note entries", () => {
     expect(outcomeLabel(view([entry("i_1")]))).toBe("Note: 1 entry");
     expect(outcomeLabel(view([], { shown: false, silent_because: "nothing above the bar" }))).toBe("Silent: nothing above the bar");
     expect(outcomeLabel(view([], { shown: false }))).toBe("Silent");
+  });
+
+  it("says what became of a shown entry: used, ignored, or not yet known", () => {
+    expect(useLabel(entry("i_1", { outcome: "used" }))).toBe("Used");
+    expect(useLabel(entry("i_1", { outcome: "ignored" }))).toBe("Ignored");
+    expect(useLabel(entry("i_1"))).toBe("Not yet known");
+    expect(useLabel(entry("i_1", { shown: false }))).toBeNull();
   });
 
   it("sets, replaces and counts labels without touching the others", () => {

@@ -94,6 +94,18 @@ export function outcomeLabel(v: Pick<InjectionView, "shown" | "silent_because" |
   return v.silent_because ? `Silent: ${v.silent_because}` : "Silent";
 }
 
+/**
+ * What became of a shown entry once the agent's answer was captured: "Used" (the answer reused a
+ * rare name from it, or the agent opened it), "Ignored", or "Not yet known" while the answer is not
+ * in; null for an entry the note did not show.
+ */
+export function useLabel(e: Pick<InjectionEntry, "shown" | "outcome">): string | null {
+  if (!e.shown) return null;
+  if (e.outcome === "used") return "Used";
+  if (e.outcome === "ignored") return "Ignored";
+  return "Not yet known";
+}
+
 /** How many of a turn's entries a person marked not useful. */
 export function notUsefulCount(v: Pick<InjectionView, "entries">): number {
   return v.entries.filter((e) => e.label === NOT_USEFUL).length;

@@ -5,8 +5,10 @@
 mod fake_judge;
 mod files;
 mod llm_settings;
+mod note_outcomes;
 mod outside;
 mod profiles;
+mod ranker_status;
 mod review;
 mod trust;
 mod turn_note;

@@ -68,9 +68,15 @@ pub fn print_why(v: &InjectionView) {
             .as_deref()
             .map(|l| format!(" [{}]", l.replace('_', " ")))
             .unwrap_or_default();
+        // What became of a shown entry once the answer was captured.
+        let outcome = match (e.shown, e.outcome.as_deref()) {
+            (false, _) => String::new(),
+            (true, Some(o)) => format!(" ({o})"),
+            (true, None) => " (use not yet known)".to_owned(),
+        };
         let kind = e.item_kind.as_deref().unwrap_or(e.kind.as_str());
         println!(
-            "{mark} p={:.2}  {}  {kind}: {}{label}",
+            "{mark} p={:.2}  {}  {kind}: {}{label}{outcome}",
             e.probability, e.id, e.title
         );
         let inputs: Vec<String> = e

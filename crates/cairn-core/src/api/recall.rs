@@ -1,7 +1,7 @@
 //! The turn note: what a hook asks for at the start of an agent turn, what the service
 //! answers (one to three earlier things, or nothing), and the injection log behind it —
-//! every note shown, why each entry was chosen, and the "not useful" labels that train the
-//! next ranker.
+//! every note shown, why each entry was chosen, what became of each shown entry (used or
+//! ignored by the agent's answer), and the labels people give, which train the next ranker.
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -116,6 +116,12 @@ pub struct InjectionEntry {
     pub features: Vec<FeatureValue>,
     /// A person's label: `not_useful` or `useful`.
     pub label: Option<String>,
+    /// For a shown entry, what became of it once the agent's answer was captured: `used`
+    /// (the answer reused a rare identifier of it, or the agent opened it) or `ignored`;
+    /// none while not yet known (and for entries not shown). A person's label wins over it.
+    pub outcome: Option<String>,
+    /// Why it was used, in a few words (the identifiers reused, or that it was opened).
+    pub outcome_because: Option<String>,
 }
 
 /// One turn of the injection log.
