@@ -7,9 +7,10 @@
 // whose label is checked through `note_why` and survives a reload; the entry's id opens it.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/turn-notes.test.mjs
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { cleanUp, eventually, fakeAgentHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
+import { REPO_ROOT, cleanUp, eventually, fakeAgentHome, openPage, outDir, rpcOk, startDaemon } from "./harness.mjs";
 
 const STEP_TIMEOUT = 30_000;
 /** The session the asking agent is in: none of the captured ones, so none is left out. */
@@ -58,6 +59,13 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
   });
 
   it("turns ask for their note over the API: the captured conversations are found, the foreign question is not", async () => {
+    // This view's log, why and marks are what is tested, not the shipped model's calibration:
+    // the home gets a model of its own (the shipped model's text) whose bar is pinned at 0.3,
+    // where this small fixture's notes show, so the shipped bar can move with retraining.
+    const { path: modelPath } = await api("ranker_status");
+    mkdirSync(dirname(modelPath), { recursive: true });
+    copyFileSync(join(REPO_ROOT, "crates", "cairn-recall", "ranker", "model.txt"), modelPath);
+    writeFileSync(modelPath.replace(/\.txt$/, ".json"), JSON.stringify({ source: "test", cross_fit: { chosen: { bar: 0.3 } } }));
     const report = await api("capture_run");
     assert.ok(JSON.stringify(report).includes("claude-code"), JSON.stringify(report));
     const { conversations } = await api("conversations", { framework: null, project: null, limit: null, offset: null });
