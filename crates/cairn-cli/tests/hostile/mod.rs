@@ -1109,6 +1109,22 @@ fn each_frameworks_hook_frames_the_poisoned_memory_once_and_capture_reads_it_bac
                 "model_path": "", "daily_calls": 200, "daily_usd": 1.0,
                 "judge": true, "judge_ms": 6_000}),
     );
+    // What is tested is the framing of what the note shows, not the shipped model's
+    // calibration: the home gets a model of its own (the shipped text) whose bar is pinned
+    // at 0.3, so the judged README records show whatever bar the shipped model was trained to.
+    let status = w.rpc("ranker_status", &json!({}));
+    let model = std::path::PathBuf::from(status["path"].as_str().unwrap());
+    fs_err::create_dir_all(model.parent().unwrap()).unwrap();
+    fs_err::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-recall/ranker/model.txt"),
+        &model,
+    )
+    .unwrap();
+    fs_err::write(
+        model.with_extension("json"),
+        r#"{"source": "test", "cross_fit": {"chosen": {"bar": 0.3}}}"#,
+    )
+    .unwrap();
     // The records are embedded by the service's worker after the pass: wait for the note.
     let waited = Instant::now();
     loop {
