@@ -507,7 +507,8 @@ pub enum RankerCmd {
         /// Where to write the model.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Add the entries marked useful or not useful in this machine's injection log.
+        /// Add this machine's shown turn-note entries that were marked useful or not useful,
+        /// or whose answer used or ignored them (the entries `--from-store` learns from).
         #[arg(long)]
         labels: bool,
         /// Print JSON instead of text.

@@ -76,14 +76,11 @@ pub(crate) struct Subject<'a> {
 
 /// FNV-1a, 64 bits: stable across builds and platforms (a change detector, not security).
 fn fnv1a(parts: &[String]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = cairn_text::hash::Fnv1a::default();
     for p in parts {
-        for b in p.as_bytes().iter().chain(b"\n") {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.write(p.as_bytes()).write(b"\n");
     }
-    format!("{h:016x}")
+    h.hex()
 }
 
 /// Groups items into subjects: active and superseded (not archived) items by project, the

@@ -1120,7 +1120,8 @@ pub struct Trained {
 }
 
 /// Runs `cairn ranker train`: labels every candidate of every question of `file` (and, with
-/// `labels`, the entries people marked in this machine's injection log), cross-fits and
+/// `labels`, this machine's shown entries with a mark or an outcome, as `--from-store` reads
+/// them: [`crate::personal::collect`]), cross-fits and
 /// fits the LightGBM ranker, and writes its model text to `out` with the figures beside it
 /// (`<out>.json`).
 pub async fn train(
@@ -1157,32 +1158,14 @@ pub async fn train(
         let store = cairn_store::Store::open(&paths.database())
             .await
             .with_context(|| format!("cannot open the store at {}", paths.database().display()))?;
-        for l in store.all_note_labels().await? {
-            let Some(inj) = store.injection(&l.turn).await? else {
-                continue;
-            };
-            if inj
-                .feature_names
-                .iter()
-                .map(String::as_str)
-                .ne(cairn_recall::note::FEATURES)
-            {
-                continue;
-            }
-            if let Some(e) = inj.entries.iter().find(|e| e.id == l.entry_id) {
-                examples.push(Example {
-                    group: format!("log:{}", l.turn),
-                    fold: String::new(),
-                    features: e
-                        .features
-                        .iter()
-                        .map(|v| v.map_or(f64::NAN, f64::from))
-                        .collect(),
-                    label: l.label == "useful",
-                });
-                from_log += 1;
-            }
-        }
+        // The same entries `--from-store` learns from (a person's mark, else the outcome
+        // the answer gave), folded by project as there.
+        let (logged, _) = crate::personal::examples(&crate::personal::collect(&store).await?);
+        from_log = logged.len();
+        examples.extend(logged.into_iter().map(|e| Example {
+            group: format!("log:{}", e.group),
+            ..e
+        }));
     }
     let opts = TrainOptions {
         monotone: cairn_recall::note::MONOTONE.to_vec(),

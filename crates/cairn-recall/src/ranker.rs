@@ -558,11 +558,10 @@ fn cross_fit(examples: &[Example], p: &[f64], opts: &TrainOptions) -> CrossFit {
 /// Which half of the fold keys a key is in: `true` for the tuning half (FNV-1a of the key,
 /// so the split does not depend on the order or number of keys).
 fn tuning_half(key: &str) -> bool {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h.is_multiple_of(2)
+    cairn_text::hash::Fnv1a::default()
+        .write(key.as_bytes())
+        .finish()
+        .is_multiple_of(2)
 }
 
 /// The notes at `bar` over the groups whose fold key passes `keep`.

@@ -13,10 +13,13 @@
 //!   ([`fsx::write_atomic`], [`fsx::read_regular`]).
 //! - [`marks`]: the marks around what Cairn injects into an agent's context, with a nonce
 //!   only this install can make ([`marks::MarkKey`], [`marks::split`], [`marks::escape`]).
+//! - [`hash`]: FNV-1a, the stable short hash of fingerprints and change detectors
+//!   ([`hash::Fnv1a`]).
 #![deny(missing_docs)]
 
 pub mod chunk;
 pub mod fsx;
+pub mod hash;
 pub mod marks;
 pub mod project;
 pub mod scrub;

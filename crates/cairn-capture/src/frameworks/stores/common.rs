@@ -206,16 +206,11 @@ pub(crate) fn input_value(v: Option<&Value>) -> Value {
 
 /// A short stable hash (FNV-1a, 64 bits) as hex, for content fingerprints.
 pub(crate) fn fnv_hex(parts: &[&[u8]]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = cairn_text::hash::Fnv1a::default();
     for p in parts {
-        for b in *p {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        h.write(p).write(&[0xff]);
     }
-    format!("{h:016x}")
+    h.hex()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -788,6 +783,13 @@ pub(crate) fn strip_sections(text: &str, open: &str, close: &str) -> (String, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprints_keep_their_stored_values() {
+        // Fingerprints are stored with cursors: each part, then a 0xff byte, FNV-1a.
+        assert_eq!(fnv_hex(&[b"ab", b"c"]), "20ba9b3025a8b421");
+        assert_eq!(fnv_hex(&[]), "cbf29ce484222325");
+    }
 
     #[test]
     fn uris_and_percent_escapes_never_split_characters() {
