@@ -23,9 +23,9 @@ use cairn_core::api::{ItemView, ItemsReq, SkillEntry, SkillsPreview, SkillsReq};
 use crate::{ApiError, Result, Service};
 
 /// The line that opens Cairn's section.
-pub const BEGIN: &str = "<!-- cairn:skills begin -->";
+pub use cairn_text::marks::SKILLS_BEGIN as BEGIN;
 /// The line that closes it.
-pub const END: &str = "<!-- cairn:skills end -->";
+pub use cairn_text::marks::SKILLS_END as END;
 /// The largest instruction file Cairn edits.
 const MAX_FILE: u64 = 1 << 20;
 /// The most items of each kind in the section.

@@ -30,6 +30,14 @@
 //! are accepted only in exactly the form Cairn wrote them ([`LEGACY_HEADER`], then
 //! `- [id] …` lines, nothing else) and only when the text holds no other mark-like text;
 //! otherwise they are the user's text too.
+
+/// The line that opens Cairn's section of an agent's instruction file (`CLAUDE.md`,
+/// `AGENTS.md`, …): what skills export writes between it and [`SKILLS_END`] is Cairn's, and
+/// the review inbox's walk of a working tree skips it (Cairn's own words cite nothing).
+pub const SKILLS_BEGIN: &str = "<!-- cairn:skills begin -->";
+/// The line that closes Cairn's section of an instruction file.
+pub const SKILLS_END: &str = "<!-- cairn:skills end -->";
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
