@@ -700,6 +700,11 @@ pub enum BenchCmd {
         /// rss_after_mib, recall_at_10, fused_p50_ms, fused_p95_ms, …) instead of the table.
         #[arg(long)]
         json: bool,
+        /// Also measure the service query at each of these numbers of candidates re-scored
+        /// per kind of vector (comma-separated), with how much of its top 10 stays as at the
+        /// default.
+        #[arg(long, value_delimiter = ',')]
+        candidates: Vec<usize>,
     },
     /// The measuring half of `bench search`, run in a fresh process.
     #[command(hide = true)]
@@ -710,6 +715,8 @@ pub enum BenchCmd {
         queries: usize,
         #[arg(long)]
         embedder: PathBuf,
+        #[arg(long, value_delimiter = ',')]
+        candidates: Vec<usize>,
     },
     /// The turn note at 150,000 records (service latency p50/p95, share with a note, RSS)
     /// and the hook's round trip with the service down and up: how many notes the service

@@ -142,6 +142,22 @@ pub trait VectorIndex: Send + Sync {
         limit: usize,
         exact: bool,
     ) -> Result<Vec<VectorHit>, BackendError>;
+    /// The `limit` nearest points of one named vector kind from the quantized index,
+    /// re-scoring `max(limit × oversampling, candidates)` of them from the full vectors
+    /// instead of the backend's own floor: for a caller that takes many results and fuses
+    /// them (the retriever), whose top results stay the same with fewer. A backend without
+    /// quantization answers as [`VectorIndex::search`].
+    fn search_rescoring(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        candidates: usize,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        let _ = candidates;
+        self.search(kind, vector, filter, limit, false)
+    }
     /// How many points it holds.
     fn count(&self) -> Result<u64, BackendError>;
     /// Removes everything.

@@ -719,32 +719,16 @@ impl Retriever {
             }
             passes.push((base, !has_range));
             for (filter, in_range) in passes {
-                // The three kinds are separate indexes: searched side by side (each stage's
-                // time is its own search's, so they may add up to more than the wall clock).
-                const KINDS: [VectorKind; 3] =
-                    [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue];
-                let searched = std::thread::scope(|scope| {
-                    let handles: Vec<_> = KINDS
-                        .iter()
-                        .map(|&kind| {
-                            let (vectors, filter) = (vectors.as_ref(), &filter);
-                            scope.spawn(move || {
-                                let clock = Instant::now();
-                                let hits = vectors.search(kind, qv, filter, pool, false);
-                                (hits, since_ms(clock))
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join()
-                                .map_err(|_| Error::Backend("a vector search panicked".into()))
-                        })
-                        .collect::<Result<Vec<_>, Error>>()
-                })?;
-                for (kind, (kind_hits, took)) in KINDS.into_iter().zip(searched) {
-                    let kind_hits = kind_hits.map_err(backend)?;
+                // One kind after the other. Side by side on threads of their own they were
+                // no steadily faster on two cores and held three searches' mapped pages at
+                // once: a peak of 402–456 MiB against 292–295 under `cairn bench search`'s
+                // load, over the 300 MiB bar (docs/figures/search.md).
+                for kind in [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue] {
+                    let clock = Instant::now();
+                    let kind_hits = vectors
+                        .search_rescoring(kind, qv, &filter, pool, t.candidates)
+                        .map_err(backend)?;
+                    let took = since_ms(clock);
                     match kind {
                         VectorKind::Chunk => found.stages.vector_chunk += took,
                         VectorKind::Summary => found.stages.vector_summary += took,

@@ -15,6 +15,12 @@ pub struct Tuning {
     pub rrf_k: f32,
     /// Candidates each side (keyword, and each kind of vector) brings.
     pub pool: usize,
+    /// Candidates each vector search re-scores from the full vectors (at least the pool ×
+    /// the index's oversampling). A speed setting, not a relevance one: the quantized index's
+    /// own floor (600) keeps a search of ten results exact on a large graph, and a search of
+    /// a hundred fused ones keeps its top ten with fewer (`cairn bench search --candidates`
+    /// prints both speed and how much of the top ten stays; docs/figures/search.md).
+    pub candidates: usize,
     /// Dense candidates less similar than this are noise, not matches.
     pub min_dense: f32,
     /// How much of the score of the records just before and after a record (in its
@@ -54,6 +60,7 @@ impl Default for Tuning {
             dense_weight: 0.4,
             rrf_k: 60.0,
             pool: 100,
+            candidates: 300,
             min_dense: 0.2,
             neighbour_weight: 0.35,
             session_weight: 0.4,

@@ -772,6 +772,39 @@ fn no_collection() -> BackendError {
     bad_input("the vector index has no collection yet; call ensure(dim) first")
 }
 
+impl EmbeddedIndex {
+    /// One search, re-scoring at least `min_candidates` candidates unless `exact`.
+    fn search_at(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        exact: bool,
+        min_candidates: usize,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        let guard = self.read()?;
+        let shard = guard.as_ref().ok_or_else(no_collection)?;
+        let query = checked_unit(vector, shard.dim, "the query vector")?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let hits = search_shard(
+            shard,
+            kind,
+            query,
+            edge_filter(filter)?,
+            limit,
+            exact,
+            min_candidates,
+        );
+        drop(guard);
+        // What the search mapped in goes back once searches pass the budget.
+        crate::release::release_when_over_budget(&self.real_dir.join(SHARD_DIR));
+        hits
+    }
+}
+
 impl VectorIndex for EmbeddedIndex {
     fn backend(&self) -> &str {
         "embedded"
@@ -872,25 +905,19 @@ impl VectorIndex for EmbeddedIndex {
         limit: usize,
         exact: bool,
     ) -> Result<Vec<VectorHit>, BackendError> {
-        let guard = self.read()?;
-        let shard = guard.as_ref().ok_or_else(no_collection)?;
-        let query = checked_unit(vector, shard.dim, "the query vector")?;
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let hits = search_shard(
-            shard,
-            kind,
-            query,
-            edge_filter(filter)?,
-            limit,
-            exact,
-            self.min_candidates.load(Ordering::Relaxed),
-        );
-        drop(guard);
-        // What the search mapped in goes back once searches pass the budget.
-        crate::release::release_when_over_budget(&self.real_dir.join(SHARD_DIR));
-        hits
+        let floor = self.min_candidates.load(Ordering::Relaxed);
+        self.search_at(kind, vector, filter, limit, exact, floor)
+    }
+
+    fn search_rescoring(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        candidates: usize,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        self.search_at(kind, vector, filter, limit, false, candidates)
     }
 
     fn count(&self) -> Result<u64, BackendError> {

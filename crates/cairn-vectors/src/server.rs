@@ -426,6 +426,53 @@ fn no_collection() -> BackendError {
     bad_input("the vector index has no collection yet; call ensure(dim) first")
 }
 
+impl ServerIndex {
+    /// One search, re-scoring at least `min_candidates` candidates unless `exact`.
+    fn search_at(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        exact: bool,
+        min_candidates: usize,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        let dim = self.dim()?.ok_or_else(no_collection)?;
+
+        let query = checked_unit(vector, dim, "the query vector")?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (oversampling, candidates) = oversampling_for(limit, min_candidates);
+        let mut quantization = QuantizationSearchParamsBuilder::default()
+            .ignore(exact)
+            .rescore(!exact);
+        if !exact {
+            quantization = quantization.oversampling(oversampling);
+        }
+        let params = SearchParamsBuilder::default()
+            .exact(exact)
+            .hnsw_ef(HNSW_EF.max(candidates as u64))
+            .quantization(quantization);
+        let mut request = QueryPointsBuilder::new(self.collection.as_str())
+            .query(Query::new_nearest(query))
+            .using(kind.as_str())
+            .limit(limit as u64)
+            .params(params)
+            .with_payload(true);
+        if let Some(filter) = server_filter(filter) {
+            request = request.filter(filter);
+        }
+        let response = self.block(async {
+            self.client
+                .query(request)
+                .await
+                .map_err(|e| map_error("search", e))
+        })?;
+        response.result.iter().map(hit_of).collect()
+    }
+}
+
 impl VectorIndex for ServerIndex {
     fn backend(&self) -> &str {
         self.backend
@@ -512,39 +559,19 @@ impl VectorIndex for ServerIndex {
         limit: usize,
         exact: bool,
     ) -> Result<Vec<VectorHit>, BackendError> {
-        let dim = self.dim()?.ok_or_else(no_collection)?;
-        let query = checked_unit(vector, dim, "the query vector")?;
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let (oversampling, candidates) =
-            oversampling_for(limit, self.min_candidates.load(Ordering::Relaxed));
-        let mut quantization = QuantizationSearchParamsBuilder::default()
-            .ignore(exact)
-            .rescore(!exact);
-        if !exact {
-            quantization = quantization.oversampling(oversampling);
-        }
-        let params = SearchParamsBuilder::default()
-            .exact(exact)
-            .hnsw_ef(HNSW_EF.max(candidates as u64))
-            .quantization(quantization);
-        let mut request = QueryPointsBuilder::new(self.collection.as_str())
-            .query(Query::new_nearest(query))
-            .using(kind.as_str())
-            .limit(limit as u64)
-            .params(params)
-            .with_payload(true);
-        if let Some(filter) = server_filter(filter) {
-            request = request.filter(filter);
-        }
-        let response = self.block(async {
-            self.client
-                .query(request)
-                .await
-                .map_err(|e| map_error("search", e))
-        })?;
-        response.result.iter().map(hit_of).collect()
+        let floor = self.min_candidates.load(Ordering::Relaxed);
+        self.search_at(kind, vector, filter, limit, exact, floor)
+    }
+
+    fn search_rescoring(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &VectorFilter,
+        limit: usize,
+        candidates: usize,
+    ) -> Result<Vec<VectorHit>, BackendError> {
+        self.search_at(kind, vector, filter, limit, false, candidates)
     }
 
     fn count(&self) -> Result<u64, BackendError> {

@@ -36,6 +36,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             dir,
             embedder,
             json,
+            candidates,
         } => bench::search::run(bench::search::Args {
             steps,
             points_per_record,
@@ -43,6 +44,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             dir,
             embedder,
             json,
+            candidates,
         })
         .await
         .map_err(Failure::from),
@@ -50,7 +52,8 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             dir,
             queries,
             embedder,
-        } => bench::search::phase(&dir, queries, &embedder)
+            candidates,
+        } => bench::search::phase(&dir, queries, &embedder, &candidates)
             .await
             .map_err(Failure::from),
         BenchCmd::Note {

@@ -45,6 +45,23 @@ pub struct Args {
     pub embedder: Option<PathBuf>,
     /// Print one JSON object per step instead of the table.
     pub json: bool,
+    /// Besides the index's default, the service query measured again at each of these
+    /// numbers of candidates re-scored per kind of vector (empty: none).
+    pub candidates: Vec<usize>,
+}
+
+/// The service query at one number of candidates re-scored per kind of vector.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AtCandidates {
+    /// Candidates re-scored per kind (the HNSW beam is as wide).
+    candidates: usize,
+    fused_p50_ms: f64,
+    fused_p95_ms: f64,
+    /// Of the three vector searches, the median of their sum.
+    vectors_p50_ms: f64,
+    /// The share of the top 10 the service query returns (at the service's number) that
+    /// this number returns too, over the same queries.
+    agree_at_10: f64,
 }
 
 /// One step as `--json` prints it (the names `docs/figures/search.md`'s table explains).
@@ -72,6 +89,8 @@ struct StepJson {
     embed_p50_ms: f64,
     /// Of the fused query: the median of each stage (`cairn_recall::Stages`).
     stages_p50_ms: BTreeMap<String, f64>,
+    /// The service query at other numbers of candidates (`--candidates`).
+    at_candidates: Vec<AtCandidates>,
     graph_build_s: f64,
     /// The most RSS of the process that grew the store while it built the graph.
     graph_build_peak_mib: f64,
@@ -95,6 +114,8 @@ pub struct Figures {
     fused_p95_ms: f64,
     embed_p50_ms: f64,
     stages_p50_ms: BTreeMap<String, f64>,
+    #[serde(default)]
+    at_candidates: Vec<AtCandidates>,
     after_rss_mib: f64,
     peak_rss_mib: f64,
     first_search_ms: f64,
@@ -222,6 +243,16 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .arg(&dir)
             .arg("--embedder")
             .arg(&embedder)
+            .args(
+                (!args.candidates.is_empty())
+                    .then(|| {
+                        let list: Vec<String> =
+                            args.candidates.iter().map(|n| n.to_string()).collect();
+                        ["--candidates".to_string(), list.join(",")]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .output()
             .context("cannot start the measuring process")?;
         anyhow::ensure!(
@@ -254,6 +285,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                     exact_p50_ms: f.exact_p50_ms,
                     embed_p50_ms: f.embed_p50_ms,
                     stages_p50_ms: f.stages_p50_ms.clone(),
+                    at_candidates: f.at_candidates.clone(),
                     graph_build_s: optimized.as_secs_f64(),
                     graph_build_peak_mib: build_peak,
                 })?
@@ -304,6 +336,23 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .collect();
         println!("- {} records: {}", f.records, parts.join(", "));
     }
+    for (f, ..) in rows.iter().filter(|(f, ..)| !f.at_candidates.is_empty()) {
+        println!(
+            "\nThe service query at {} records by candidates re-scored per kind of vector (the service re-scores {}):",
+            f.records,
+            Tuning::default().candidates
+        );
+        println!(
+            "| candidates | fused p50 / p95 | the three vector searches p50 | top 10 as at the default |"
+        );
+        println!("|---|---|---|---|");
+        for c in &f.at_candidates {
+            println!(
+                "| {} | {:.1} / {:.1} ms | {:.1} ms | {:.3} |",
+                c.candidates, c.fused_p50_ms, c.fused_p95_ms, c.vectors_p50_ms, c.agree_at_10
+            );
+        }
+    }
     if let [(first, ..), .., (last, ..)] = rows.as_slice() {
         let x = |a: f64, b: f64| b / a;
         println!(
@@ -320,14 +369,20 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The measuring half, in a fresh process: prints one JSON object of [`Figures`].
-pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Result<()> {
+pub async fn phase(
+    dir: &Path,
+    queries: usize,
+    embedder: &Path,
+    candidates: &[usize],
+) -> anyhow::Result<()> {
     let t = Instant::now();
     let store = Store::open(&dir.join("cairn.db")).await?;
     let open_store = t.elapsed();
     let text = TextIndex::open(&dir.join("text"))?;
     let open_text = t.elapsed() - open_store;
-    let vectors =
-        EmbeddedIndex::open(&dir.join("vectors")).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let vectors = std::sync::Arc::new(
+        EmbeddedIndex::open(&dir.join("vectors")).map_err(|e| anyhow::anyhow!("{}", e.message))?,
+    );
     let restart = t.elapsed();
     let open_vectors = restart - open_store - open_text;
     let records = store.counts().await?.records;
@@ -373,7 +428,7 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
     let retriever = Retriever {
         corpora: vec![Corpus {
             text: std::sync::Arc::new(text),
-            vectors: Some(std::sync::Arc::new(vectors)),
+            vectors: Some(vectors.clone()),
             keep: None,
             store: Some(store.clone()),
             before: None,
@@ -390,6 +445,8 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
     let mut fused = Vec::new();
     let mut embed = Vec::new();
     let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut asked = Vec::with_capacity(queries);
+    let mut top10 = Vec::with_capacity(queries);
     for _ in 0..queries {
         let n = 2 + rng.next(5);
         let words = rng.words(n);
@@ -416,10 +473,49 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
                     .push(v.as_f64().unwrap_or(0.0));
             }
         }
-        std::hint::black_box(hits);
+        top10.push(first_ten(&hits));
+        asked.push(words);
     }
     fused.sort_by(f64::total_cmp);
     embed.sort_by(f64::total_cmp);
+    // The same queries again at each other number of candidates re-scored per kind.
+    let mut at_candidates = Vec::new();
+    for &n in candidates {
+        let retriever = Retriever {
+            tuning: Tuning {
+                candidates: n,
+                ..Tuning::default()
+            },
+            ..retriever.clone()
+        };
+        let (mut took, mut dense, mut agree) = (Vec::new(), Vec::new(), 0.0);
+        for (words, before) in asked.iter().zip(&top10) {
+            let t = Instant::now();
+            let (hits, notes) = retriever
+                .search(&Query {
+                    text: TextQuery::new(words, 20),
+                    mode: SearchMode::Hybrid,
+                    rerank: false,
+                    now: chrono::Utc::now(),
+                })
+                .await?;
+            took.push(ms(t.elapsed()));
+            let s = &notes.stages;
+            dense.push(s.vector_chunk + s.vector_summary + s.vector_cue);
+            let now = first_ten(&hits);
+            agree += now.iter().filter(|id| before.contains(id)).count() as f64
+                / before.len().max(1) as f64;
+        }
+        took.sort_by(f64::total_cmp);
+        dense.sort_by(f64::total_cmp);
+        at_candidates.push(AtCandidates {
+            candidates: n,
+            fused_p50_ms: pct(&took, 0.5),
+            fused_p95_ms: pct(&took, 0.95),
+            vectors_p50_ms: pct(&dense, 0.5),
+            agree_at_10: agree / asked.len().max(1) as f64,
+        });
+    }
     let figures = Figures {
         records,
         points,
@@ -445,7 +541,16 @@ pub async fn phase(dir: &Path, queries: usize, embedder: &Path) -> anyhow::Resul
         after_rss_mib: rss_mib(),
         peak_rss_mib: status_mib("VmHWM:"),
         first_search_ms,
+        at_candidates,
     };
     println!("{}", serde_json::to_string(&figures)?);
     Ok(())
+}
+
+/// The ids of a result's first ten hits.
+fn first_ten(hits: &[cairn_recall::Hit]) -> Vec<String> {
+    hits.iter()
+        .take(10)
+        .map(|h| h.hit.record_id.clone())
+        .collect()
 }
