@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_llm::{Llm, Policy, Request};
-use cairn_recall::note::{self, Meta};
+use cairn_turn::note::{self, Meta};
 use serde_json::{Value, json};
 
 /// How many of the ranker's best candidates the judge reads.
@@ -50,7 +50,7 @@ fn scrubbed(text: &str) -> Cow<'_, str> {
 pub(crate) fn request(message: &str, cands: &[&Meta]) -> Request {
     let mut prompt = format!(
         "The developer's message:\n<message>\n{}\n</message>\n\nEarlier records:\n",
-        note::cut(scrubbed(message).trim(), PROMPT_CHARS)
+        cairn_text::chunk::cut(scrubbed(message).trim(), PROMPT_CHARS)
     );
     for (i, m) in cands.iter().enumerate() {
         let when =
@@ -68,7 +68,7 @@ pub(crate) fn request(message: &str, cands: &[&Meta]) -> Request {
         prompt.push_str(&format!(
             "<record n=\"{}\">({kind}, {when}{project}) {}</record>\n",
             i + 1,
-            note::cut(
+            cairn_text::chunk::cut(
                 &scrubbed(&m.text)
                     .split_whitespace()
                     .collect::<Vec<_>>()

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use cairn_core::api::{Empty, RankerFigures, RankerStatus};
-use cairn_recall::ranker::{self, Ranker};
+use cairn_turn::ranker::{self, Ranker};
 use serde_json::Value;
 
 use crate::{ApiError, Result, Service};
@@ -85,7 +85,7 @@ fn status_at(path: &Path) -> RankerStatus {
             if r.feature_names()
                 .iter()
                 .map(String::as_str)
-                .eq(cairn_recall::note::FEATURES)
+                .eq(cairn_turn::note::FEATURES)
             {
                 Ok(())
             } else {

@@ -28,8 +28,8 @@ use cairn_core::api::{
 };
 use cairn_core::{ErrorCode, RecordId};
 use cairn_index::TextQuery;
-use cairn_recall::note::{self, Kind, Meta, Signals};
-use cairn_recall::ranker::Ranker;
+use cairn_turn::note::{self, Kind, Meta, Signals};
+use cairn_turn::ranker::Ranker;
 
 use crate::{ApiError, Result, Service};
 
@@ -86,7 +86,7 @@ fn title_line(text: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    note::cut(line, 100)
+    cairn_text::chunk::cut(line, 100)
 }
 
 /// The query for a turn: the prompt, and for a short one the previous request too.
@@ -190,7 +190,7 @@ impl Service {
                     r.with_bar(
                         figures
                             .as_deref()
-                            .and_then(cairn_recall::ranker::bar_of_figures),
+                            .and_then(cairn_turn::ranker::bar_of_figures),
                     )
                 })
                 .and_then(|r| {
@@ -593,7 +593,7 @@ impl Service {
                 kind: m.kind.as_str().to_owned(),
                 item_kind: m.item_kind.clone(),
                 title: m.title.clone(),
-                text: note::cut(&m.text, note::ENTRY_CHARS),
+                text: cairn_text::chunk::cut(&m.text, note::ENTRY_CHARS),
                 at: m.at.as_ref().map(rfc3339),
                 project: m.project.clone(),
                 framework: m.framework.clone(),
