@@ -36,11 +36,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use cairn_api::turn_api::Candidate;
 use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
 use cairn_config::{Paths, Settings};
 use cairn_core::api::{NoteEvalFigures, TurnNoteReq};
 use cairn_core::{NewRecord, Outcome, RecordId};
+use cairn_turn::Candidate;
 use cairn_turn::note::Kind;
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! use. Every turn note in the injection log whose inputs are today's
 //! (`cairn_turn::note::FEATURES`) gives one example per shown entry that has a label: a
 //! person's (`useful` / `not_useful`, which wins) or the automatic outcome (`used` /
-//! `ignored`, `cairn_api::outcomes`). A turn is a group; folds are dealt by project (the
+//! `ignored`, `cairn_turn::outcomes`). A turn is a group; folds are dealt by project (the
 //! request's repository) so a project is never split, or by session (then by turn) when
 //! fewer than five projects are logged.
 //!

@@ -349,7 +349,7 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
                 .unwrap()
         }
     };
-    let input = |cands: &[cairn_api::turn_api::Candidate], name: &str| -> f64 {
+    let input = |cands: &[cairn_turn::Candidate], name: &str| -> f64 {
         let at = cairn_turn::note::FEATURES
             .iter()
             .position(|f| *f == name)
