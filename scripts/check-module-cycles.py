@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RATCHET = {
     "cairn-api": {
         "client", "dense", "distill_api", "http", "instance", "items_api", "llm_api",
-        "memory_api", "models", "notes_api", "recall_at", "service", "turn_api", "workers",
+        "memory_api", "models", "notes_api", "service", "workers",
     },
 }
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"

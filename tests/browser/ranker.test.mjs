@@ -50,7 +50,7 @@ describe("Settings → Turn note ranker against cairn daemon", { timeout: 180_00
       cross_fit: { chosen: { bar: 0.65 } },
     };
     writeFileSync(shipped.path.replace(/\.txt$/, ".json"), JSON.stringify(figures));
-    copyFileSync(join(REPO_ROOT, "crates", "cairn-recall", "ranker", "model.txt"), shipped.path);
+    copyFileSync(join(REPO_ROOT, "crates", "cairn-turn", "ranker", "model.txt"), shipped.path);
     const personal = await api("ranker_status");
     assert.equal(personal.model, "personal");
     assert.equal(personal.bar, 0.65);

@@ -64,7 +64,7 @@ describe("Activity → Notes: the turn note log, why, and Not useful against cai
     // where this small fixture's notes show, so the shipped bar can move with retraining.
     const { path: modelPath } = await api("ranker_status");
     mkdirSync(dirname(modelPath), { recursive: true });
-    copyFileSync(join(REPO_ROOT, "crates", "cairn-recall", "ranker", "model.txt"), modelPath);
+    copyFileSync(join(REPO_ROOT, "crates", "cairn-turn", "ranker", "model.txt"), modelPath);
     writeFileSync(modelPath.replace(/\.txt$/, ".json"), JSON.stringify({ source: "test", cross_fit: { chosen: { bar: 0.3 } } }));
     const report = await api("capture_run");
     assert.ok(JSON.stringify(report).includes("claude-code"), JSON.stringify(report));

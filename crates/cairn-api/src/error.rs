@@ -79,14 +79,13 @@ impl From<ApiErrorBody> for ApiError {
 
 impl From<cairn_store::Error> for ApiError {
     fn from(e: cairn_store::Error) -> Self {
-        let code = match &e {
-            cairn_store::Error::Open { .. } | cairn_store::Error::TooNew { .. } => {
-                ErrorCode::Unavailable
-            }
-            cairn_store::Error::NotFound(_) => ErrorCode::NotFound,
-            cairn_store::Error::Invalid(_) => ErrorCode::BadRequest,
-            _ => ErrorCode::Internal,
-        };
-        Self::new(code, e.to_string())
+        Self::new(e.code(), e.to_string())
+    }
+}
+
+/// The turn note's errors carry their code already.
+impl From<cairn_turn::Error> for ApiError {
+    fn from(e: cairn_turn::Error) -> Self {
+        Self::new(e.code(), e.to_string())
     }
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use cairn_core::api::{AgentFound, AgentsFound, Empty};
 
-use crate::turn_api::rfc3339;
 use crate::{ApiError, Result, Service};
+use cairn_core::rfc3339;
 
 impl Service {
     /// The `agents_found` method.

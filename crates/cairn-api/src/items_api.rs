@@ -24,12 +24,7 @@ fn ts(t: &chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-pub(crate) fn name_of<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
+pub(crate) use cairn_core::serde_name as name_of;
 
 /// An item as the API shows it.
 pub fn item_view(i: &Item) -> ItemView {
@@ -59,16 +54,6 @@ pub fn item_view(i: &Item) -> ItemView {
 pub fn provenance_name(i: &Item) -> &'static str {
     i.provenance
         .map_or("unchecked", cairn_core::Provenance::as_str)
-}
-
-/// The mark an item stated only by outside text (or never checked) carries where agents
-/// read it, in front of its text; `None` for the user's or the agent's own words.
-pub fn provenance_mark(i: &Item) -> Option<&'static str> {
-    match i.provenance {
-        Some(cairn_core::Provenance::User | cairn_core::Provenance::Agent) => None,
-        Some(cairn_core::Provenance::Outside) => Some("(from tool output or files read)"),
-        None => Some("(source unchecked)"),
-    }
 }
 
 /// The name of a relation kind.
@@ -155,16 +140,11 @@ pub(crate) struct ItemsSearch {
 }
 
 impl ItemsSearch {
-    /// An active item of this index.
-    pub(crate) fn item(&self, id: &str) -> Option<&Item> {
-        self.items.get(id)
-    }
-
-    /// The records an item of this index came from.
-    pub(crate) fn sources_of(&self, id: &str) -> Option<Vec<String>> {
-        self.items
-            .get(id)
-            .map(|i| i.sources.iter().map(|s| s.as_str().to_owned()).collect())
+    /// The items as a corpus of a search (none when there are none). A project's search sees
+    /// that project's items and those of no project, never another project's.
+    fn corpus_of(&self, project: Option<String>) -> Option<cairn_recall::Corpus> {
+        (!self.items.is_empty())
+            .then(|| cairn_recall::Corpus::held(self.text.clone(), self.vectors.clone(), project))
     }
 
     /// A hit of the items' corpus as a search hit.
@@ -191,6 +171,17 @@ impl ItemsSearch {
             score: h.score,
             in_range: h.in_range,
         })
+    }
+}
+
+/// The turn note reads the items through this index (every project's).
+impl cairn_turn::ItemsIndex for ItemsSearch {
+    fn corpus(&self) -> Option<cairn_recall::Corpus> {
+        self.corpus_of(None)
+    }
+
+    fn item(&self, id: &str) -> Option<&Item> {
+        self.items.get(id)
     }
 }
 
@@ -306,19 +297,7 @@ impl Service {
         project: Option<String>,
     ) -> Result<Option<(Arc<ItemsSearch>, cairn_recall::Corpus)>> {
         let index = self.items_search().await?;
-        if index.items.is_empty() {
-            return Ok(None);
-        }
-        let keep =
-            move |h: &TextHit| project.is_none() || h.project.is_none() || h.project == project;
-        let corpus = cairn_recall::Corpus {
-            text: index.text.clone(),
-            vectors: index.vectors.clone(),
-            keep: Some(Arc::new(keep)),
-            store: None,
-            before: None,
-        };
-        Ok(Some((index, corpus)))
+        Ok(index.corpus_of(project).map(|c| (index, c)))
     }
 
     /// An item (current state), or a not-found error naming it.

@@ -40,11 +40,6 @@ pub(crate) struct NotesSearch {
 }
 
 impl NotesSearch {
-    /// A note of this index.
-    pub(crate) fn summary(&self, id: &str) -> Option<&NoteSummary> {
-        self.docs.get(id)
-    }
-
     /// A note found by search, as the API shows it (`None` if it is not in this index).
     pub(crate) fn note_hit(&self, h: cairn_index::TextHit) -> Option<SearchHit> {
         let note = self.docs.get(&h.record_id)?;
@@ -63,6 +58,18 @@ impl NotesSearch {
             score: h.score,
             in_range: h.in_range,
         })
+    }
+}
+
+/// The turn note reads the notes through this index.
+impl cairn_turn::NotesIndex for NotesSearch {
+    fn corpus(&self, project: Option<String>) -> Option<cairn_recall::Corpus> {
+        (!self.docs.is_empty())
+            .then(|| cairn_recall::Corpus::held(self.text.clone(), self.vectors.clone(), project))
+    }
+
+    fn summary(&self, id: &str) -> Option<&NoteSummary> {
+        self.docs.get(id)
     }
 }
 
@@ -152,7 +159,7 @@ impl Service {
     }
 
     /// The notes search index, rebuilt when a note changed since it was built.
-    async fn notes_search(&self) -> Result<Arc<NotesSearch>> {
+    pub(crate) async fn notes_search(&self) -> Result<Arc<NotesSearch>> {
         let state = self.notes_state();
         let generation = state.generation.load(std::sync::atomic::Ordering::SeqCst);
         let mut slot = state.search.lock().await;
@@ -245,20 +252,7 @@ impl Service {
         project: Option<String>,
     ) -> Result<Option<(Arc<NotesSearch>, cairn_recall::Corpus)>> {
         let index = self.notes_search().await?;
-        if index.docs.is_empty() {
-            return Ok(None);
-        }
-        let keep = move |h: &cairn_index::TextHit| {
-            project.is_none() || h.project.is_none() || h.project == project
-        };
-        let corpus = cairn_recall::Corpus {
-            text: index.text.clone(),
-            vectors: index.vectors.clone(),
-            keep: Some(Arc::new(keep)),
-            store: None,
-            before: None,
-        };
-        Ok(Some((index, corpus)))
+        Ok(cairn_turn::NotesIndex::corpus(index.as_ref(), project).map(|c| (index, c)))
     }
 
     /// Notes matching a search, as hits.

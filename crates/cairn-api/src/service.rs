@@ -92,8 +92,8 @@ struct Inner {
     /// Titled notes and their search index.
     notes: crate::notes_api::NotesState,
     items: crate::items_api::ItemsState,
-    /// The turn note's ranker.
-    turn: crate::turn_api::TurnState,
+    /// The turn note's state between turns (its ranker, its judge, item times).
+    turn: Arc<cairn_turn::TurnState>,
 }
 
 /// Where loading the models stands.
@@ -313,7 +313,7 @@ impl Service {
             inner: Arc::new(Inner {
                 notes: crate::notes_api::NotesState::new(notes),
                 items: crate::items_api::ItemsState::default(),
-                turn: crate::turn_api::TurnState::default(),
+                turn: Arc::default(),
                 store,
                 paths: opts.paths.clone(),
                 settings: opts.settings.clone(),
@@ -680,9 +680,9 @@ impl Service {
         &self.inner.items
     }
 
-    /// The turn note's state (its ranker).
-    pub(crate) fn turn_state(&self) -> &crate::turn_api::TurnState {
-        &self.inner.turn
+    /// The turn note's state between turns.
+    pub(crate) fn turn_state(&self) -> Arc<cairn_turn::TurnState> {
+        self.inner.turn.clone()
     }
 
     /// Whether this is a one-shot CLI call (no workers: it loads the models itself).

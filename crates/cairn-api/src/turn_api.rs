@@ -1,265 +1,58 @@
-//! The turn note in the service (DESIGN §1.6): candidates from the records, items and notes
-//! (the asking conversation's own left out), the cross-encoder as judge when it is loaded,
-//! the LightGBM ranker, the note — and the injection log behind it: every turn logged with
-//! each candidate's probability and the ranker's inputs (and what the note said of each
-//! shown entry), what became of each shown entry once the agent's answer was captured
-//! (`used` / `ignored`, [`crate::outcomes`]), and people's labels on shown entries, for the
-//! next `cairn ranker train`.
-//!
-//! What earlier notes did with a candidate is two of the ranker's inputs, read from the log
-//! per showing, a person's label winning over the automatic outcome: `uses` (filled from
-//! `Signals::used`) is how many times a note showed it and it was **used** — the agent's
-//! answer reused a rare identifier of it or opened it, or a person marked it `useful`; and
-//! `not_useful` (from `Signals::not_useful`) is how many times it was shown and a person
-//! marked it **not useful** or, unmarked, the finished answer **ignored** it. A showing whose
-//! answer is not captured yet counts in neither.
-//!
-//! By default nothing here calls a model provider or the network: the hot path is the
-//! retriever, the cross-encoder (when present) and the ranker. The LLM judge
-//! ([`crate::judge`]) joins only when the user turns it on (`llm.judge`), within its own
-//! deadline.
-use std::collections::{HashMap, HashSet};
+//! The turn note's methods, as the host answers them: `turn_note`, `note_log`, `note_why`,
+//! `note_feedback`, `replay_run`, `replay_latest`, `ranker_status`, `ranker_reset`, and the
+//! outcome pass after capture. The decision is `cairn-turn`'s; each method here gathers the
+//! handles it reads ([`Service::turn_memory`]) and calls it. What stays here is the host's:
+//! loading the models in a one-shot CLI call, the write permit outcomes are recorded under,
+//! the worker board the replay reports on, and the blocking pool for the ranker's files.
 use std::sync::Arc;
-use std::time::Instant;
 
+use cairn_core::ErrorCode;
 use cairn_core::api::{
-    FeatureValue, InjectionEntry, InjectionList, InjectionView, InjectionsReq, NoteEntry,
-    NoteEvalFigures, NoteFeedbackReq, TurnNote, TurnNoteReq, WhyReq,
+    Empty, InjectionEntry, InjectionList, InjectionView, InjectionsReq, NoteFeedbackReq,
+    RankerStatus, ReplayLatest, ReplayReport, ReplayReq, TurnNote, TurnNoteReq, WhyReq,
 };
-use cairn_core::{ErrorCode, RecordId};
-use cairn_index::TextQuery;
-use cairn_recall::note::{self, Kind, Meta, Signals};
-use cairn_recall::ranker::Ranker;
+use cairn_turn::{Candidate, ItemsIndex, Memory, NotesIndex};
 
 use crate::{ApiError, Result, Service};
 
-/// The longest prompt read (bytes); the rest is not part of the query.
-const MAX_PROMPT: usize = 4096;
-/// A prompt with fewer words than this is asked together with the conversation's previous
-/// request ("and the other one?").
-const SHORT_PROMPT_WORDS: usize = 8;
-/// The most characters of the previous request that join a short prompt.
-const CONTEXT_CHARS: usize = 300;
-
-/// One candidate of a turn, whole: what it is, what retrieval said, the ranker's inputs
-/// and its probability. The eval and `cairn ranker train` read these.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    /// What it is.
-    pub meta: Meta,
-    /// What retrieval and the judges said.
-    pub signals: Signals,
-    /// The ranker's inputs ([`note::FEATURES`]).
-    pub features: Vec<f64>,
-    /// The ranker's probability.
-    pub probability: f32,
-    /// Whether the note shows it.
-    pub shown: bool,
-    /// For an item: the records it came from.
-    pub sources: Vec<String>,
-}
-
-/// The ranker the service uses, loaded once (and again when the user's model file changes).
-#[derive(Default)]
-pub(crate) struct TurnState {
-    ranker: tokio::sync::Mutex<Option<(Option<std::time::SystemTime>, Arc<Ranker>)>>,
-    /// The LLM judge's model, for the `[llm]` settings it was made from.
-    judge: tokio::sync::Mutex<Option<(cairn_config::LlmSettings, Arc<cairn_llm::Llm>)>>,
-    /// When each item became known, for turns asked at a given time ([`crate::recall_at`]).
-    pub(crate) item_times: tokio::sync::Mutex<Option<crate::recall_at::ItemTimes>>,
-}
-
-impl std::fmt::Debug for TurnState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TurnState").finish_non_exhaustive()
-    }
-}
-
-/// A time as the API writes it: RFC 3339, whole seconds, UTC.
-pub(crate) fn rfc3339(t: &cairn_core::Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-fn title_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    note::cut(line, 100)
-}
-
-/// The query for a turn: the prompt, and for a short one the previous request too.
-fn query_text(prompt: &str, previous: Option<&str>) -> String {
-    let mut end = prompt.len().min(MAX_PROMPT);
-    while !prompt.is_char_boundary(end) {
-        end -= 1;
-    }
-    let prompt = prompt[..end].trim();
-    match previous.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(prev) if prompt.split_whitespace().count() < SHORT_PROMPT_WORDS => {
-            let prev: String = prev.chars().take(CONTEXT_CHARS).collect();
-            format!("{prompt}\n{prev}")
-        }
-        _ => prompt.to_owned(),
-    }
-}
-
-/// A fresh turn id: `t_` and 16 random bytes in hex.
-fn new_turn_id() -> Result<String> {
-    let mut buf = [0u8; 16];
-    getrandom::fill(&mut buf)
-        .map_err(|e| ApiError::internal(format!("no randomness for a turn id: {e}")))?;
-    Ok(format!(
-        "t_{}",
-        buf.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ))
-}
-
-fn percentile(sorted: &[u32], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    Some(f64::from(sorted[i.min(sorted.len() - 1)]))
-}
-
-fn injection_view(
-    inj: cairn_store::Injection,
-    labels: &HashMap<String, String>,
-    outcomes: &HashMap<String, cairn_store::NoteOutcome>,
-) -> InjectionView {
-    let names = inj.feature_names.clone();
-    InjectionView {
-        entries: inj
-            .entries
-            .into_iter()
-            .map(|e| InjectionEntry {
-                label: labels.get(&e.id).cloned(),
-                outcome: outcomes.get(&e.id).map(|o| o.outcome.clone()),
-                outcome_because: outcomes.get(&e.id).and_then(|o| o.because.clone()),
-                features: names
-                    .iter()
-                    .zip(e.features.iter().chain(std::iter::repeat(&None)))
-                    .map(|(n, v)| FeatureValue {
-                        name: n.clone(),
-                        value: *v,
-                    })
-                    .collect(),
-                id: e.id,
-                kind: e.kind,
-                item_kind: e.item_kind,
-                title: e.title,
-                probability: e.probability,
-                shown: e.shown,
-            })
-            .collect(),
-        turn: inj.turn,
-        at: rfc3339(&inj.at),
-        framework: inj.framework,
-        session_id: inj.session_id,
-        project: inj.project,
-        prompt: inj.prompt,
-        shown: inj.shown,
-        bar: inj.bar,
-        judged_by: inj.judged_by,
-        silent_because: inj.silent_because,
-        latency_ms: inj.latency_ms,
-    }
-}
+/// The worker the replay reports its progress as.
+const REPLAY: &str = "replay";
 
 impl Service {
-    /// The ranker: the user's own model when `cairn ranker train --labels` wrote one, the
-    /// shipped one otherwise.
-    async fn ranker(&self) -> Result<Arc<Ranker>> {
-        let path = self.paths().ranker_model();
-        let stamp = fs_err::metadata(&path).and_then(|m| m.modified()).ok();
-        let mut slot = self.turn_state().ranker.lock().await;
-        if let Some((s, r)) = slot.as_ref()
-            && *s == stamp
-        {
-            return Ok(r.clone());
-        }
-        let loaded = match stamp {
-            Some(_) => match fs_err::read_to_string(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))
-                // Its bar is the one its training chose (the figures beside it).
-                .map(|r| {
-                    let figures = fs_err::read_to_string(path.with_extension("json")).ok();
-                    r.with_bar(
-                        figures
-                            .as_deref()
-                            .and_then(cairn_recall::ranker::bar_of_figures),
-                    )
-                })
-                .and_then(|r| {
-                    // A model trained before the inputs changed cannot score today's rows.
-                    if r.feature_names()
-                        .iter()
-                        .map(String::as_str)
-                        .eq(note::FEATURES)
-                    {
-                        Ok(r)
-                    } else {
-                        Err(format!(
-                            "it was trained on other inputs ({}); run `cairn ranker train` again",
-                            r.feature_names().join(", ")
-                        ))
-                    }
-                }) {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!(error = %e, path = %path.display(), "cannot load the trained ranker; using the shipped one");
-                    Ranker::shipped().map_err(|e| ApiError::internal(e.to_string()))?
-                }
-            },
-            None => Ranker::shipped().map_err(|e| ApiError::internal(e.to_string()))?,
+    /// What a turn reads, gathered now: the store, the indexes and models loaded, the
+    /// settings in effect and the note's state. With memory off the items and notes are not
+    /// gathered (every note is silent then).
+    pub(crate) async fn turn_memory(&self) -> Result<Memory> {
+        let memory_on = self.memory_enabled();
+        let dense = self.dense_parts().await;
+        let (items, notes) = if memory_on {
+            let items: Arc<dyn ItemsIndex> = self.items_search().await?;
+            let notes: Arc<dyn NotesIndex> = self.notes_search().await?;
+            (Some(items), Some(notes))
+        } else {
+            (None, None)
         };
-        let r = Arc::new(loaded);
-        *slot = Some((stamp, r.clone()));
-        Ok(r)
+        Ok(Memory {
+            store: self.store().clone(),
+            paths: self.paths().clone(),
+            llm: self.llm_settings(),
+            memory_on,
+            text: self.text_index(),
+            vectors: dense.as_ref().map(|d| d.index.clone()),
+            embedder: dense.map(|d| d.embedder),
+            reranker: self.reranker().await,
+            items,
+            notes,
+            state: self.turn_state(),
+        })
     }
 
-    /// The LLM judge's model when `llm.judge` is on and a provider is set (made once per
-    /// `[llm]` settings: loading a local model takes seconds); `None` otherwise or when the
-    /// provider cannot be set up (logged).
-    async fn judge_llm(&self) -> Option<(Arc<cairn_llm::Llm>, u64)> {
-        let settings = self.llm_settings();
-        if !settings.judge || settings.provider.is_empty() {
-            return None;
+    /// A one-shot CLI call has no indexing worker: it loads the models itself before a turn
+    /// reads them.
+    async fn models_for_turns(&self) {
+        if self.is_direct() && self.memory_enabled() {
+            self.ensure_models().await;
         }
-        let mut slot = self.turn_state().judge.lock().await;
-        if let Some((s, llm)) = slot.as_ref()
-            && *s == settings
-        {
-            return Some((llm.clone(), settings.judge_ms));
-        }
-        let paths = self.paths().clone();
-        let s2 = settings.clone();
-        let provider =
-            tokio::task::spawn_blocking(move || cairn_llm::provider_from_settings(&s2, &paths))
-                .await;
-        let provider = match provider {
-            Ok(Ok(Some(p))) => p,
-            Ok(Ok(None)) => return None,
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "the LLM judge's provider cannot be set up; notes go out without it");
-                return None;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "the LLM judge's provider setup stopped");
-                return None;
-            }
-        };
-        let llm = Arc::new(cairn_llm::Llm::new(
-            provider,
-            self.store().clone(),
-            crate::judge::policy(&settings),
-        ));
-        let ms = settings.judge_ms;
-        *slot = Some((settings, llm.clone()));
-        Some((llm, ms))
     }
 
     /// The `turn_note` method.
@@ -270,525 +63,104 @@ impl Service {
 
     /// The turn note and every candidate behind it (for the eval and ranker training).
     pub async fn turn_note_whole(&self, req: TurnNoteReq) -> Result<(TurnNote, Vec<Candidate>)> {
-        let started = Instant::now();
-        let silent = |why: &str, bar: f32| TurnNote {
-            turn: String::new(),
-            note: None,
-            entries: Vec::new(),
-            bar,
-            judged_by: Vec::new(),
-            silent_because: Some(why.to_owned()),
-            latency_ms: 0,
-        };
-        if req.framework.trim().is_empty() {
-            return Err(ApiError::bad_request("the framework is missing"));
-        }
-        if !self.memory_enabled() {
-            return Ok((silent("memory is off", note::BAR_UNJUDGED), Vec::new()));
-        }
-        if req.prompt.trim().is_empty() {
-            return Ok((
-                silent("the message is empty", note::BAR_UNJUDGED),
-                Vec::new(),
-            ));
-        }
-        let now = match req.at.as_deref() {
-            Some(at) => chrono::DateTime::parse_from_rfc3339(at)
-                .map_err(|e| {
-                    ApiError::bad_request(format!("at {at:?} is not an RFC 3339 time: {e}"))
-                })?
-                .with_timezone(&chrono::Utc),
-            None => chrono::Utc::now(),
-        };
-        if self.is_direct() {
-            self.ensure_models().await;
-        }
-        // The asking conversation: its records are left out, and its previous request joins
-        // a short prompt.
-        let own: Vec<cairn_core::Record> = match &req.session_id {
-            Some(s) if !s.is_empty() => self.store().session_records(&req.framework, s).await?,
-            _ => Vec::new(),
-        };
-        let own_ids: HashSet<String> = own
-            .iter()
-            .map(|r| r.record.id.as_str().to_owned())
-            .collect();
-        // A replayed turn's conversation had said only what came before it.
-        let replayed = req.at.is_some();
-        let previous = req.context.last().cloned().or_else(|| {
-            own.iter()
-                .rfind(|r| !replayed || r.record.started_at < now)
-                .map(|r| r.record.request.clone())
-        });
-        let query = query_text(&req.prompt, previous.as_deref());
-        let q = TextQuery {
-            text: query.clone(),
-            project: None,
-            framework: None,
-            since: None,
-            until: None,
-            exclude_session: req.session_id.clone().filter(|s| !s.is_empty()),
-            before: None,
-            bare: false,
-            limit: note::CANDIDATES,
-            context_boost: None,
-        };
-        // The records, items and notes the turn may be shown: not the asking conversation's,
-        // not archived duplicates and, when the turn is asked at a given time, only what was
-        // remembered before it (`recall_at`).
-        let recall = self
-            .recall_at(
-                replayed.then_some(now),
-                q.exclude_session.clone(),
-                own_ids,
-                req.project.clone(),
-            )
-            .await?;
-        let corpora = recall.corpora.clone();
-        let items_at = recall.items.as_ref().map(|(at, _)| *at);
-        let items_index = recall.items.as_ref().map(|(_, index)| index.clone());
-        let notes_at = recall.notes.as_ref().map(|(at, _)| *at);
-        let notes_index = recall.notes.as_ref().map(|(_, index)| index.clone());
-        // How many of the prompt's words, and of its names, the memory knows at all, where
-        // the note may show from (not the asking conversation; when replayed, only what was
-        // said by then). Started on a blocking thread before the retrieval and read after
-        // it: neither waits for the other.
-        let known_words = {
-            let words: Vec<String> = note::content_words(&req.prompt).into_iter().collect();
-            let names = note::names(&req.prompt);
-            let until = replayed.then_some(now);
-            let indexes: Vec<(Arc<cairn_index::TextIndex>, Option<String>)> = corpora
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let own = if i == 0 {
-                        q.exclude_session.clone()
-                    } else {
-                        None
-                    };
-                    (c.text.clone(), own)
-                })
-                .collect();
-            (!words.is_empty() || !names.is_empty()).then(|| {
-                tokio::task::spawn_blocking(move || {
-                    let share = |ws: &[String]| {
-                        (!ws.is_empty()).then(|| {
-                            let held = ws
-                                .iter()
-                                .filter(|w| {
-                                    indexes.iter().any(|(text, own)| {
-                                        text.holds_word(w, until, own.as_deref()).unwrap_or(false)
-                                    })
-                                })
-                                .count();
-                            held as f64 / ws.len() as f64
-                        })
-                    };
-                    (share(&words), share(&names))
-                })
-            })
-        };
-        let rerank = self.reranker().await.is_some();
-        let (hits, _) = self
-            .retrieve(
-                corpora,
-                q,
-                cairn_recall::SearchMode::Hybrid,
-                rerank,
-                cairn_recall::Tuning::default(),
-                replayed.then_some(now),
-            )
-            .await?;
-        let (known, names_known) = match known_words {
-            Some(task) => task.await.unwrap_or((None, None)),
-            None => (None, None),
-        };
-        // What each candidate is (what was remembered after the turn's time is not known then).
-        let mut cands: Vec<(Meta, Signals, Vec<String>)> = Vec::new();
-        for h in hits {
-            if !recall.shows(&h) {
-                continue;
-            }
-            let signals = Signals {
-                fused: h.hit.score,
-                dense: h.dense,
-                keyword: h.keyword,
-                rerank: h.rerank,
-                ..Signals::default()
-            };
-            if Some(h.corpus) == items_at {
-                let Some(item) = items_index.as_ref().and_then(|i| i.item(&h.hit.record_id)) else {
-                    continue;
-                };
-                cands.push((
-                    Meta {
-                        id: item.id.as_str().to_owned(),
-                        kind: Kind::Item,
-                        item_kind: Some(crate::items_api::name_of(&item.kind)),
-                        title: item.title.clone(),
-                        text: {
-                            let text = if item.body.trim().is_empty() {
-                                item.summary.clone()
-                            } else {
-                                format!("{} {}", item.summary, item.body)
-                            };
-                            // What only outside text stated says so where the agent reads it.
-                            match crate::items_api::provenance_mark(item) {
-                                Some(mark) => format!("{mark} {text}"),
-                                None => text,
-                            }
-                        },
-                        at: item.said_at.or(item.happened_at),
-                        project: item.project.clone(),
-                        framework: None,
-                        importance: Some(item.importance),
-                    },
-                    signals,
-                    item.sources.iter().map(|s| s.as_str().to_owned()).collect(),
-                ));
-            } else if Some(h.corpus) == notes_at {
-                let Some(doc) = notes_index
-                    .as_ref()
-                    .and_then(|i| i.summary(&h.hit.record_id))
-                else {
-                    continue;
-                };
-                cands.push((
-                    Meta {
-                        id: doc.id.clone(),
-                        kind: Kind::Note,
-                        item_kind: None,
-                        title: doc.title.clone(),
-                        text: h.hit.passage.clone(),
-                        at: chrono::DateTime::parse_from_rfc3339(&doc.updated_at)
-                            .ok()
-                            .map(|t| t.with_timezone(&chrono::Utc)),
-                        project: doc.project.clone(),
-                        framework: None,
-                        importance: None,
-                    },
-                    signals,
-                    Vec::new(),
-                ));
-            } else {
-                cands.push((
-                    Meta {
-                        id: h.hit.record_id.clone(),
-                        kind: Kind::Record,
-                        item_kind: None,
-                        title: title_line(&h.hit.passage),
-                        text: h.hit.passage.clone(),
-                        at: Some(h.hit.timestamp),
-                        project: h.hit.project.clone(),
-                        framework: Some(h.hit.framework.clone()),
-                        importance: None,
-                    },
-                    signals,
-                    Vec::new(),
-                ));
-            }
-        }
-        // What earlier notes did with each candidate (see the module docs): the ranker's
-        // `uses` input is the showings that were used, its `not_useful` input those marked
-        // not useful or ignored.
-        let ids: Vec<String> = cands.iter().map(|c| c.0.id.clone()).collect();
-        let uses = self.store().note_uses(&ids).await?;
-        for (m, s, _) in &mut cands {
-            if let Some(u) = uses.get(&m.id) {
-                s.used = u.used;
-                s.not_useful = u.not_useful.saturating_add(u.ignored);
-            }
-        }
-        let asked = note::Asked {
-            prompt: &req.prompt,
-            project: req.project.as_deref(),
-            framework: Some(req.framework.as_str()),
-            now,
-            known,
-            names_known,
-        };
-        let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
-        let rows = note::features(&asked, &pairs);
-        let ranker = self.ranker().await?;
-        let mut probs: Vec<f32> = if rows.is_empty() {
-            Vec::new()
-        } else {
-            let r = ranker.clone();
-            let rows = rows.clone();
-            tokio::task::spawn_blocking(move || r.predict(&rows))
-                .await
-                .map_err(|e| ApiError::internal(format!("the ranker task failed: {e}")))?
-                .map_err(|e| ApiError::internal(e.to_string()))?
-                .into_iter()
-                .map(|p| p as f32)
-                .collect()
-        };
-        let mut judged_by = Vec::new();
-        if cands.iter().any(|c| c.1.rerank.is_some()) {
-            judged_by.push("cross-encoder".to_owned());
-        }
-        // The LLM judge, when the user turned it on: the ranker's best few, within its own
-        // deadline.
-        if !cands.is_empty()
-            && let Some((llm, ms)) = self.judge_llm().await
-        {
-            let mut order: Vec<usize> = (0..probs.len()).collect();
-            order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]));
-            order.truncate(crate::judge::JUDGED);
-            let asked: Vec<&Meta> = order.iter().map(|&i| &cands[i].0).collect();
-            let verdict =
-                crate::judge::judge(llm, &query, &asked, std::time::Duration::from_millis(ms))
-                    .await;
-            match verdict {
-                crate::judge::Verdict::Answered(ps) => {
-                    // Not a ranker input (no judge answers in its training): combined with
-                    // the ranker's probability instead, and the bar follows.
-                    for (&i, p) in order.iter().zip(ps) {
-                        let Some(p) = p else { continue };
-                        cands[i].1.llm = Some(p);
-                        probs[i] = crate::judge::combine(probs[i], p);
-                    }
-                    judged_by.push("llm".to_owned());
-                }
-                crate::judge::Verdict::Late => {
-                    tracing::info!(
-                        deadline_ms = ms,
-                        "the LLM judge did not answer in time; the note goes out without it"
-                    );
-                }
-                crate::judge::Verdict::Failed(why) => {
-                    tracing::warn!(error = %why, "the LLM judge failed; the note goes out without it");
-                }
-            }
-        }
-        // The bar is the one the model was trained with: no judge moves it (the ranker never
-        // saw a judge's answer; the LLM judge's probability is combined with the ranker's
-        // instead, so a judge that disagrees lowers the probability, not the bar).
-        let bar = note::raised(ranker.bar(), names_known);
-        let metas: Vec<Meta> = cands.iter().map(|c| c.0.clone()).collect();
-        let shown_at = note::choose(&metas, &probs, bar);
-        // A shown record is told by its whole request, not the passage that matched.
-        let mut shown_meta: Vec<Meta> = Vec::new();
-        for &i in &shown_at {
-            let mut m = metas[i].clone();
-            if m.kind == Kind::Record
-                && let Some(r) = self.store().record(&RecordId::new(&m.id)).await?
-            {
-                m.text = r.record.text;
-                m.title = title_line(&r.record.request);
-            }
-            shown_meta.push(m);
-        }
-        let refs: Vec<&Meta> = shown_meta.iter().collect();
-        let text = if refs.is_empty() {
-            None
-        } else {
-            note::render(&refs, &self.mark_nonce()?)
-        };
-        let entries: Vec<NoteEntry> = shown_at
-            .iter()
-            .zip(&shown_meta)
-            .map(|(&i, m)| NoteEntry {
-                id: m.id.clone(),
-                kind: m.kind.as_str().to_owned(),
-                item_kind: m.item_kind.clone(),
-                title: m.title.clone(),
-                text: note::cut(&m.text, note::ENTRY_CHARS),
-                at: m.at.as_ref().map(rfc3339),
-                project: m.project.clone(),
-                framework: m.framework.clone(),
-                probability: probs[i],
-            })
-            .collect();
-        let silent_because = if entries.is_empty() {
-            Some(if cands.is_empty() {
-                "nothing earlier matched".to_owned()
-            } else {
-                format!("no candidate reached the bar of {bar}")
-            })
-        } else {
-            None
-        };
-        let shown_set: HashSet<usize> = shown_at.iter().copied().collect();
-        let whole: Vec<Candidate> = cands
-            .into_iter()
-            .zip(rows)
-            .enumerate()
-            .map(|(i, ((meta, signals, sources), features))| Candidate {
-                probability: probs.get(i).copied().unwrap_or(0.0),
-                shown: shown_set.contains(&i),
-                meta,
-                signals,
-                features,
-                sources,
-            })
-            .collect();
-        let latency_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        let turn = if req.dry_run {
-            String::new()
-        } else {
-            let turn = new_turn_id()?;
-            let mut order: Vec<&Candidate> = whole.iter().collect();
-            order.sort_by(|a, b| {
-                b.shown
-                    .cmp(&a.shown)
-                    .then(b.probability.total_cmp(&a.probability))
-            });
-            let prompt = cairn_text::scrub::scrubber()
-                .scrub(&req.prompt)
-                .0
-                .into_owned();
-            // What the note said of each shown entry, for telling whether the answer used it.
-            let said: HashMap<&str, String> = entries
-                .iter()
-                .map(|e| (e.id.as_str(), format!("{}\n{}", e.title, e.text)))
-                .collect();
-            self.store()
-                .log_injection(&cairn_store::Injection {
-                    turn: turn.clone(),
-                    at: now,
-                    framework: req.framework.clone(),
-                    session_id: req.session_id.clone(),
-                    project: req.project.clone(),
-                    prompt,
-                    shown: !entries.is_empty(),
-                    bar,
-                    judged_by: judged_by.clone(),
-                    silent_because: silent_because.clone(),
-                    latency_ms,
-                    feature_names: note::FEATURES.iter().map(|s| (*s).to_owned()).collect(),
-                    entries: order
-                        .into_iter()
-                        .map(|c| cairn_store::InjectionCandidate {
-                            id: c.meta.id.clone(),
-                            kind: c.meta.kind.as_str().to_owned(),
-                            item_kind: c.meta.item_kind.clone(),
-                            title: c.meta.title.clone(),
-                            probability: c.probability,
-                            shown: c.shown,
-                            features: c
-                                .features
-                                .iter()
-                                .map(|v| v.is_finite().then_some(*v as f32))
-                                .collect(),
-                            text: c
-                                .shown
-                                .then(|| said.get(c.meta.id.as_str()).cloned())
-                                .flatten(),
-                        })
-                        .collect(),
-                })
-                .await?;
-            turn
-        };
-        Ok((
-            TurnNote {
-                turn,
-                note: text,
-                entries,
-                bar,
-                judged_by,
-                silent_because,
-                latency_ms,
-            },
-            whole,
-        ))
+        self.models_for_turns().await;
+        Ok(self.turn_memory().await?.note(req).await?)
     }
 
     /// The `note_log` method.
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn note_log(&self, req: InjectionsReq) -> Result<InjectionList> {
-        let limit = u64::from(req.limit.unwrap_or(50).clamp(1, 500));
-        let mut injections = Vec::new();
-        for inj in self.store().injections(limit, req.shown_only).await? {
-            let labels = self.store().note_labels(&inj.turn).await?;
-            let outcomes = self.store().note_outcomes(&inj.turn).await?;
-            injections.push(injection_view(inj, &labels, &outcomes));
-        }
-        let totals = self.store().note_totals().await?;
-        let eval = fs_err::read_to_string(self.paths().note_eval())
-            .ok()
-            .and_then(|t| serde_json::from_str::<NoteEvalFigures>(&t).ok());
-        Ok(InjectionList {
-            injections,
-            turns: totals.turns,
-            shown: totals.shown,
-            not_useful: totals.not_useful,
-            p50_ms: percentile(&totals.latencies_ms, 0.5),
-            p95_ms: percentile(&totals.latencies_ms, 0.95),
-            eval,
-        })
+        Ok(cairn_turn::log::list(self.store(), self.paths(), req).await?)
     }
 
     /// The `note_why` method.
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn note_why(&self, req: WhyReq) -> Result<InjectionView> {
-        let turn = req.turn.trim();
-        if turn.is_empty() {
-            return Err(ApiError::bad_request(
-                "the turn is missing: give t_… or last",
-            ));
-        }
-        let inj = self.store().injection(turn).await?.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::NotFound,
-                if turn == "last" {
-                    "no turn note has been asked for yet".to_owned()
-                } else {
-                    format!("no turn {turn} in the injection log")
-                },
-            )
-        })?;
-        let labels = self.store().note_labels(&inj.turn).await?;
-        let outcomes = self.store().note_outcomes(&inj.turn).await?;
-        Ok(injection_view(inj, &labels, &outcomes))
+        Ok(cairn_turn::log::why(self.store(), req).await?)
     }
 
     /// The `note_feedback` method.
     #[tracing::instrument(skip_all, err)]
     pub(crate) async fn note_feedback(&self, req: NoteFeedbackReq) -> Result<InjectionEntry> {
-        let why = self.note_why(WhyReq { turn: req.turn }).await?;
-        self.store()
-            .set_note_label(&why.turn, req.id.trim(), req.label.as_deref())
-            .await?;
-        let after = self.note_why(WhyReq { turn: why.turn }).await?;
-        after
-            .entries
-            .into_iter()
-            .find(|e| e.id == req.id.trim())
-            .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no entry {}", req.id)))
+        Ok(cairn_turn::log::feedback(self.store(), req).await?)
     }
-}
 
-impl Service {
-    /// A fresh nonce for the marks around a block Cairn injects (the turn note, the
-    /// session-start titles), under this install's key ([`cairn_text::marks`]).
+    /// Decides the outcome of every shown entry of the undecided noted turns whose answer is
+    /// captured ([`cairn_turn::outcomes`]) and records them under the write permit, so a
+    /// Clear never interleaves. Idempotent. Returns how many outcomes it recorded. The
+    /// capture pass runs it after indexing what it stored.
+    #[tracing::instrument(skip_all, err)]
+    pub async fn decide_note_outcomes(&self) -> Result<u64> {
+        if !self.memory_enabled() {
+            return Ok(0);
+        }
+        let decided = cairn_turn::outcomes::decide(self.store(), self.text_index()).await?;
+        if decided.is_empty() {
+            return Ok(0);
+        }
+        let _permit = self.write_permit().await;
+        Ok(cairn_turn::outcomes::record(self.store(), decided).await?)
+    }
+
+    /// The `replay_run` method ([`cairn_turn::replay`]); its progress is on the worker board
+    /// as `replay`.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn replay_run(&self, req: ReplayReq) -> Result<ReplayReport> {
+        if !self.memory_enabled() {
+            return Err(ApiError::new(
+                ErrorCode::MemoryOff,
+                "memory is off: the turn note is stopped, so there is nothing to replay",
+            ));
+        }
+        let since = req
+            .since
+            .as_deref()
+            .map(|d| crate::service::parse_date(d, false))
+            .transpose()?;
+        let until = req
+            .until
+            .as_deref()
+            .map(|d| crate::service::parse_date(d, true))
+            .transpose()?;
+        self.models_for_turns().await;
+        let board = self.workers().clone();
+        let progress = move |state, detail, done| board.report(REPLAY, state, detail, done);
+        Ok(self
+            .turn_memory()
+            .await?
+            .replay(&req, since, until, &progress)
+            .await?)
+    }
+
+    /// The `replay_latest` method.
+    #[tracing::instrument(skip_all, err)]
+    pub(crate) async fn replay_latest(&self, _: Empty) -> Result<ReplayLatest> {
+        Ok(cairn_turn::replay::latest(self.paths()))
+    }
+
+    /// The `ranker_status` method.
+    pub(crate) async fn ranker_status(&self, _: Empty) -> Result<RankerStatus> {
+        let path = self.paths().ranker_model();
+        tokio::task::spawn_blocking(move || cairn_turn::status::status(&path))
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))
+    }
+
+    /// The `ranker_reset` method.
+    pub(crate) async fn ranker_reset(&self, _: Empty) -> Result<RankerStatus> {
+        let path = self.paths().ranker_model();
+        Ok(
+            tokio::task::spawn_blocking(move || cairn_turn::status::reset(&path))
+                .await
+                .map_err(|e| ApiError::internal(e.to_string()))??,
+        )
+    }
+
+    /// A fresh nonce for the marks around a block Cairn injects (the session-start titles;
+    /// the turn note makes its own), under this install's key ([`cairn_text::marks`]).
     pub(crate) fn mark_nonce(&self) -> Result<String> {
         cairn_text::marks::key_at(&self.paths().mark_key())
             .and_then(|k| k.nonce())
             .map_err(|e| ApiError::internal(format!("cannot mark the note: {e}")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_short_prompt_is_asked_with_the_previous_request() {
-        assert_eq!(
-            query_text("and the port?", Some("set up postgres")),
-            "and the port?\nset up postgres"
-        );
-        let long = "please refactor the billing module so that invoices are computed lazily";
-        assert_eq!(query_text(long, Some("x")), long);
-        assert_eq!(query_text("hi", None), "hi");
-    }
-
-    #[test]
-    fn percentiles_of_sorted_latencies() {
-        assert_eq!(percentile(&[], 0.5), None);
-        assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.5), Some(3.0));
-        assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.95), Some(100.0));
     }
 }

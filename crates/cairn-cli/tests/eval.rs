@@ -416,16 +416,16 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     // other half, and what the model learned.
     assert_eq!(
         c["notes"].as_array().unwrap().len(),
-        cairn_recall::ranker::NOTE_BARS.len(),
+        cairn_turn::ranker::NOTE_BARS.len(),
         "{t}"
     );
     let bar = c["chosen"]["bar"].as_f64().unwrap();
-    assert!(cairn_recall::ranker::NOTE_BARS.contains(&bar), "{t}");
+    assert!(cairn_turn::ranker::NOTE_BARS.contains(&bar), "{t}");
     let halves = c["chosen"]["tune"]["requests"].as_u64().unwrap()
         + c["chosen"]["report"]["requests"].as_u64().unwrap();
     assert_eq!(halves, c["groups"].as_u64().unwrap(), "{t}");
     let inputs = t["learned"]["inputs"].as_array().unwrap();
-    assert_eq!(inputs.len(), cairn_recall::note::FEATURES.len(), "{t}");
+    assert_eq!(inputs.len(), cairn_turn::note::FEATURES.len(), "{t}");
     let gain: f64 = inputs
         .iter()
         .map(|i| i["gain_share"].as_f64().unwrap())
@@ -441,7 +441,7 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
         "a LightGBM model: {}",
         &text[..40.min(text.len())]
     );
-    for name in cairn_recall::note::FEATURES {
+    for name in cairn_turn::note::FEATURES {
         assert!(text.contains(name), "the model names its input {name}");
     }
     let figures: serde_json::Value =
@@ -450,7 +450,7 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     assert_eq!(figures["cross_fit"]["auc"], c["auc"]);
     // The service reads the model's bar from the figures beside it.
     assert_eq!(
-        cairn_recall::ranker::bar_of_figures(&figures.to_string()).map(f64::from),
+        cairn_turn::ranker::bar_of_figures(&figures.to_string()).map(f64::from),
         Some(bar).map(|b| f64::from(b as f32))
     );
 

@@ -36,12 +36,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use cairn_api::turn_api::Candidate;
 use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
 use cairn_config::{Paths, Settings};
 use cairn_core::api::{NoteEvalFigures, TurnNoteReq};
 use cairn_core::{NewRecord, Outcome, RecordId};
-use cairn_recall::note::Kind;
+use cairn_turn::Candidate;
+use cairn_turn::note::Kind;
 use serde::Serialize;
 
 use crate::locomo::{audit_corrections, evidence_ids, session_time};
@@ -487,11 +487,11 @@ async fn enrich(
                 project: None,
                 prompt: String::new(),
                 shown: true,
-                bar: cairn_recall::note::BAR_UNJUDGED,
+                bar: cairn_turn::note::BAR_UNJUDGED,
                 judged_by: Vec::new(),
                 silent_because: None,
                 latency_ms: 0,
-                feature_names: cairn_recall::note::FEATURES
+                feature_names: cairn_turn::note::FEATURES
                     .iter()
                     .map(|s| (*s).to_owned())
                     .collect(),
@@ -823,7 +823,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// `cairn eval note --candidates FILE` run wrote (at most three entries at or above the bar,
 /// most probable first; the bar raised as the note raises it). No service, no model.
 pub fn bars(file: &Path, json: bool) -> anyhow::Result<Bars> {
-    use cairn_recall::note::{FEATURES, MAX_ENTRIES, raised};
+    use cairn_turn::note::{FEATURES, MAX_ENTRIES, raised};
     let text = fs_err::read_to_string(file)?;
     let column = |name: &str| FEATURES.iter().position(|f| *f == name);
     let (known_at, names_at) = (column("query_known"), column("names_known"));
@@ -1114,9 +1114,9 @@ pub struct Trained {
     /// Labelled entries from this machine's injection log.
     pub labels: usize,
     /// The cross-fitted figures.
-    pub cross_fit: cairn_recall::ranker::CrossFit,
+    pub cross_fit: cairn_turn::ranker::CrossFit,
     /// What the final model learned (gain and splits per input, its first tree).
-    pub learned: cairn_recall::ranker::Learned,
+    pub learned: cairn_turn::ranker::Learned,
 }
 
 /// Runs `cairn ranker train`: labels every candidate of every question of `file` (and, with
@@ -1132,7 +1132,7 @@ pub async fn train(
     labels: bool,
     json: bool,
 ) -> anyhow::Result<Trained> {
-    use cairn_recall::ranker::{Example, TrainOptions};
+    use cairn_turn::ranker::{Example, TrainOptions};
     let all = samples(file, None)?;
     if all.iter().all(|s| ranker_data::is_owned(&s.conversation)) {
         match ranker_data::describe(file) {
@@ -1168,11 +1168,11 @@ pub async fn train(
         }));
     }
     let opts = TrainOptions {
-        monotone: cairn_recall::note::MONOTONE.to_vec(),
+        monotone: cairn_turn::note::MONOTONE.to_vec(),
         ..TrainOptions::default()
     };
     let (model, cross_fit) = tokio::task::spawn_blocking(move || {
-        cairn_recall::ranker::train(&examples, &cairn_recall::note::FEATURES, &opts)
+        cairn_turn::ranker::train(&examples, &cairn_turn::note::FEATURES, &opts)
     })
     .await?
     .map_err(|e| anyhow::anyhow!("training failed: {e}"))?;
@@ -1181,7 +1181,7 @@ pub async fn train(
         fs_err::create_dir_all(dir)?;
     }
     fs_err::write(&out, &model)?;
-    let learned = cairn_recall::ranker::learned(&model)
+    let learned = cairn_turn::ranker::learned(&model)
         .map_err(|e| anyhow::anyhow!("cannot read the trained model back: {e}"))?;
     let trained = Trained {
         model: out.clone(),
@@ -1234,7 +1234,7 @@ pub async fn train(
                     "precision" => String::new(),
                     "silence" => format!(
                         " (none does: the lowest silent on {:.2} of the requests needing nothing)",
-                        cairn_recall::ranker::SILENCE_TARGET
+                        cairn_turn::ranker::SILENCE_TARGET
                     ),
                     _ => " (none does: the highest bar)".to_owned(),
                 }
@@ -1246,7 +1246,7 @@ pub async fn train(
                 );
             }
         }
-        let mut inputs: Vec<&cairn_recall::ranker::InputUse> =
+        let mut inputs: Vec<&cairn_turn::ranker::InputUse> =
             trained.learned.inputs.iter().collect();
         inputs.sort_by(|a, b| b.gain_share.total_cmp(&a.gain_share));
         println!("What it learned (share of the split gain, splits):");

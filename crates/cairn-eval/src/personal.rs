@@ -1,8 +1,8 @@
 //! `cairn ranker train --from-store`: the turn note's ranker trained on this machine's own
 //! use. Every turn note in the injection log whose inputs are today's
-//! (`cairn_recall::note::FEATURES`) gives one example per shown entry that has a label: a
+//! (`cairn_turn::note::FEATURES`) gives one example per shown entry that has a label: a
 //! person's (`useful` / `not_useful`, which wins) or the automatic outcome (`used` /
-//! `ignored`, `cairn_api::outcomes`). A turn is a group; folds are dealt by project (the
+//! `ignored`, `cairn_turn::outcomes`). A turn is a group; folds are dealt by project (the
 //! request's repository) so a project is never split, or by session (then by turn) when
 //! fewer than five projects are logged.
 //!
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cairn_config::Paths;
-use cairn_recall::ranker::{self, CrossFit, Example, Learned, NoteFigures, Requests, TrainOptions};
+use cairn_turn::ranker::{self, CrossFit, Example, Learned, NoteFigures, Requests, TrainOptions};
 use serde::{Deserialize, Serialize};
 
 /// The fewest labelled candidates a personal model is trained on.
@@ -113,7 +113,7 @@ pub async fn collect(store: &cairn_store::Store) -> anyhow::Result<Vec<Labelled>
             .feature_names
             .iter()
             .map(String::as_str)
-            .ne(cairn_recall::note::FEATURES)
+            .ne(cairn_turn::note::FEATURES)
         {
             continue;
         }
@@ -211,7 +211,7 @@ pub async fn train_from_store(
     check_enough(&examples)?;
     let out = out.unwrap_or_else(|| paths.ranker_model());
     let opts = TrainOptions {
-        monotone: cairn_recall::note::MONOTONE.to_vec(),
+        monotone: cairn_turn::note::MONOTONE.to_vec(),
         ..TrainOptions::default()
     };
     let trained = tokio::task::spawn_blocking(move || {
@@ -236,7 +236,7 @@ fn compare(
     out: PathBuf,
     shipped: &ranker::Ranker,
 ) -> anyhow::Result<StoreTrained> {
-    let (model, cross_fit) = ranker::train(examples, &cairn_recall::note::FEATURES, opts)
+    let (model, cross_fit) = ranker::train(examples, &cairn_turn::note::FEATURES, opts)
         .map_err(|e| anyhow::anyhow!("training failed: {e}"))?;
     let learned = ranker::learned(&model)
         .map_err(|e| anyhow::anyhow!("cannot read the trained model back: {e}"))?;
@@ -392,7 +392,7 @@ mod tests {
         let store = cairn_store::Store::open(&dir.path().join("cairn.db"))
             .await
             .unwrap();
-        let names = cairn_recall::note::FEATURES;
+        let names = cairn_turn::note::FEATURES;
         let entries = [("r_a", true), ("r_b", true), ("r_c", true), ("r_d", false)];
         store
             .log_injection(&injection("t_1", &names, &entries))
@@ -448,7 +448,7 @@ mod tests {
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
-        let n = cairn_recall::note::FEATURES.len();
+        let n = cairn_turn::note::FEATURES.len();
         (0..90)
             .flat_map(|g| (0..4).map(move |c| (g, c)))
             .map(|(g, _)| {
@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn the_personal_model_is_written_only_when_it_beats_the_shipped_one() {
         let ex = separable(false);
-        let names = cairn_recall::note::FEATURES;
+        let names = cairn_turn::note::FEATURES;
         // A "shipped" model that learned nothing (trained on noise labels).
         let (weak, _) = ranker::train(&separable(true), &names, &quick()).unwrap();
         let weak = ranker::Ranker::from_text(&weak)

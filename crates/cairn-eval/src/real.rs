@@ -460,7 +460,7 @@ async fn measure(
         for recs in sessions.values_mut() {
             recs.sort_by_key(|r| (r.record.started_at, r.seq));
         }
-        let rule = cairn_api::labels_from_use(&records);
+        let rule = cairn_turn::labels_from_use(&records);
         for label in labels.get(repo).into_iter().flatten() {
             labelled += 1;
             need += usize::from(!label.needed.is_empty());

@@ -1,7 +1,7 @@
 //! # cairn-recall
 //!
 //! The retriever every caller uses: search in the CLI, the MCP tools, the HTTP API and the
-//! UI, `cairn eval`, and the turn note. One query path:
+//! UI, `cairn eval`, and the turn note (`cairn-turn`). One query path:
 //!
 //! 1. **Candidates** from every [`Corpus`] (the records, the notes): BM25 over each unit's
 //!    words and its context (author, date, framework, project; see
@@ -23,12 +23,18 @@
 #![deny(missing_docs)]
 
 pub mod fuse;
-pub mod note;
-pub mod ranker;
 mod retriever;
 pub mod stop;
 mod tuning;
 pub mod when;
+
+/// Transitional: `note::cut` is [`cairn_text::chunk::cut`] now, and the turn note's inputs
+/// and framing are `cairn_turn::note`. Kept only for the review inbox and skills export,
+/// which are moving out of `cairn-api` meanwhile; it goes once they name `cairn_text`.
+#[doc(hidden)]
+pub mod note {
+    pub use cairn_text::chunk::cut;
+}
 
 pub use fuse::Fusion;
 pub use retriever::{

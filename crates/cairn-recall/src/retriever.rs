@@ -89,6 +89,28 @@ pub struct Corpus {
     pub before: Option<Timestamp>,
 }
 
+impl Corpus {
+    /// A corpus held in memory rather than in the store (the items, the notes): its hits are
+    /// scored alone and their text comes from its index. A project's search sees that
+    /// project's documents and those of no project, never another project's; `None` sees
+    /// every project's.
+    pub fn held(
+        text: Arc<TextIndex>,
+        vectors: Option<Arc<dyn VectorIndex>>,
+        project: Option<String>,
+    ) -> Self {
+        let keep =
+            move |h: &TextHit| project.is_none() || h.project.is_none() || h.project == project;
+        Self {
+            text,
+            vectors,
+            keep: Some(Arc::new(keep)),
+            store: None,
+            before: None,
+        }
+    }
+}
+
 /// One record (or note) found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {

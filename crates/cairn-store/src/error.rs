@@ -56,6 +56,21 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+impl Error {
+    /// How a caller classifies this failure: the store unopenable or too new is
+    /// `unavailable`, a missing thing `not_found`, refused input `bad_request`, the rest
+    /// `internal`.
+    pub fn code(&self) -> cairn_core::ErrorCode {
+        use cairn_core::ErrorCode;
+        match self {
+            Self::Open { .. } | Self::TooNew { .. } => ErrorCode::Unavailable,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::Invalid(_) => ErrorCode::BadRequest,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
 /// The store's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

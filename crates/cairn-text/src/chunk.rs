@@ -1,4 +1,5 @@
-//! Splits long record texts into overlapping chunks for search. The record stays whole.
+//! Splits long record texts into overlapping chunks for search (the record stays whole), and
+//! cuts a text short for showing ([`cut`]).
 
 /// Texts up to this many bytes are one chunk.
 pub const SINGLE_CHUNK_MAX: usize = 1_600;
@@ -59,6 +60,22 @@ fn ceil_char(s: &str, mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// A text made one line (its whitespace runs one space) and cut to `max` characters at a word
+/// boundary when one is near, with an ellipsis: how the turn note, the review inbox and skills
+/// show an entry.
+pub fn cut(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let head: String = flat.chars().take(max.saturating_sub(1)).collect();
+    let at = head
+        .rfind(' ')
+        .filter(|&i| i + 40 >= head.len())
+        .unwrap_or(head.len());
+    format!("{}…", head[..at].trim_end())
 }
 
 #[cfg(test)]

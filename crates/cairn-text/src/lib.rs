@@ -6,7 +6,8 @@
 //!
 //! - [`scrub`]: the secret scrubber ([`scrub::Scrubber`], [`scrub::scrubber`]) that runs
 //!   before anything is written.
-//! - [`chunk`]: splits long texts into overlapping chunks for search ([`chunk::split`]).
+//! - [`chunk`]: splits long texts into overlapping chunks for search ([`chunk::split`]), and
+//!   cuts one short for showing ([`chunk::cut`]).
 //! - [`project`]: project identity from the git common dir or remote
 //!   ([`project::identify`], [`project::ProjectResolver`]).
 //! - [`fsx`]: files written and read outside Cairn's data folder without following links

@@ -82,7 +82,7 @@ async fn noted(
             judged_by: Vec::new(),
             silent_because: None,
             latency_ms: 5,
-            feature_names: cairn_recall::note::FEATURES
+            feature_names: cairn_turn::note::FEATURES
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
@@ -430,7 +430,7 @@ async fn a_shown_entry_the_answer_reused_or_opened_is_used_and_one_it_ignored_is
         .await
         .unwrap();
     let input = |id: &str, name: &str| -> Option<f64> {
-        let at = cairn_recall::note::FEATURES
+        let at = cairn_turn::note::FEATURES
             .iter()
             .position(|f| *f == name)
             .unwrap();

@@ -3,7 +3,7 @@
 //! one with the bar its training chose and both models' figures, and the shipped one again
 //! after the reset removes it. A model trained on other inputs is not used, and says why.
 use cairn_config::Paths;
-use cairn_recall::ranker::{Example, TrainOptions, train};
+use cairn_turn::ranker::{Example, TrainOptions, train};
 use serde_json::{Value, json};
 
 /// Synthetic examples over the turn note's inputs: the label follows the first two.
@@ -15,7 +15,7 @@ fn examples() -> Vec<Example> {
             .wrapping_add(1_442_695_040_888_963_407);
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    let n = cairn_recall::note::FEATURES.len();
+    let n = cairn_turn::note::FEATURES.len();
     (0..80)
         .flat_map(|g| (0..6).map(move |c| (g, c)))
         .map(|(g, _)| {
@@ -52,7 +52,7 @@ async fn ranker_status_reports_shipped_then_personal_and_reset_goes_back() {
         trees: 20,
         ..TrainOptions::default()
     };
-    let (text, cf) = train(&ex, &cairn_recall::note::FEATURES, &opts).unwrap();
+    let (text, cf) = train(&ex, &cairn_turn::note::FEATURES, &opts).unwrap();
     let chosen = cf.chosen.clone().unwrap();
     let figures = json!({
         "source": "store",
@@ -89,7 +89,7 @@ async fn ranker_status_reports_shipped_then_personal_and_reset_goes_back() {
     service.dispatch("ranker_reset", json!({})).await.unwrap();
 
     // A model trained on other inputs is not used, and the status says why.
-    let names: Vec<String> = (0..cairn_recall::note::FEATURES.len())
+    let names: Vec<String> = (0..cairn_turn::note::FEATURES.len())
         .map(|i| format!("other_{i}"))
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -125,7 +125,7 @@ async fn seed(service: &cairn_api::Service) -> (String, String, String) {
 
 /// The bar the shipped ranker model was trained with.
 fn model_bar() -> f64 {
-    f64::from(cairn_recall::ranker::Ranker::shipped().unwrap().bar())
+    f64::from(cairn_turn::ranker::Ranker::shipped().unwrap().bar())
 }
 
 fn ids(entries: &Value) -> Vec<String> {
@@ -196,7 +196,7 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
         .iter()
         .map(|f| f["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, cairn_recall::note::FEATURES.to_vec());
+    assert_eq!(names, cairn_turn::note::FEATURES.to_vec());
     assert_eq!(why["prompt"], ask["prompt"]);
 
     // The note: at most three entries, each at or above the bar, each cut to 420
@@ -349,8 +349,8 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
                 .unwrap()
         }
     };
-    let input = |cands: &[cairn_api::turn_api::Candidate], name: &str| -> f64 {
-        let at = cairn_recall::note::FEATURES
+    let input = |cands: &[cairn_turn::Candidate], name: &str| -> f64 {
+        let at = cairn_turn::note::FEATURES
             .iter()
             .position(|f| *f == name)
             .unwrap();
@@ -359,7 +359,7 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     let (note, cands) =
         asked("which port does Kestrel's staging postgres database listen on?").await;
     // The bar is raised to the unknown-names bar (or stays the model's, if that is higher).
-    let raised = cairn_recall::note::BAR_UNKNOWN_NAMES.max(model_bar() as f32);
+    let raised = cairn_turn::note::BAR_UNKNOWN_NAMES.max(model_bar() as f32);
     assert!((note.bar - raised).abs() < 1e-6, "{}", note.bar);
     assert_eq!(input(&cands, "names_known"), 0.0);
     let unknown_words = input(&cands, "query_known");

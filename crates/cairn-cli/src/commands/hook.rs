@@ -723,7 +723,7 @@ mod tests {
     /// the forged mark escaped, in each framework's shape.
     #[test]
     fn a_forged_close_in_an_entry_cannot_end_the_note_in_any_hook() {
-        use cairn_recall::note::{Kind, Meta, render as note_render};
+        use cairn_turn::note::{Kind, Meta, render as note_render};
         let key = cairn_text::marks::MarkKey::generate().unwrap();
         let nonce = key.nonce().unwrap();
         let evil = Meta {

@@ -1116,7 +1116,7 @@ fn each_frameworks_hook_frames_the_poisoned_memory_once_and_capture_reads_it_bac
     let model = std::path::PathBuf::from(status["path"].as_str().unwrap());
     fs_err::create_dir_all(model.parent().unwrap()).unwrap();
     fs_err::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-recall/ranker/model.txt"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cairn-turn/ranker/model.txt"),
         &model,
     )
     .unwrap();

@@ -17,18 +17,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use cairn_config::Paths;
 use cairn_core::api::{
-    Empty, ReplayFigures, ReplayLatest, ReplayReport, ReplayReq, ReplayRow, TurnNoteReq,
-    WorkerState,
+    ReplayFigures, ReplayLatest, ReplayReport, ReplayReq, ReplayRow, TurnNoteReq, WorkerState,
 };
-use cairn_core::{ErrorCode, Timestamp};
+use cairn_core::{Timestamp, rfc3339};
 use cairn_index::TextQuery;
 
-use crate::reuse;
-use crate::{ApiError, Result, Service};
-
-/// The worker the replay reports its progress as.
-pub(crate) const REPLAY: &str = "replay";
+use crate::memory::Memory;
+use crate::{Error, Result, reuse};
 /// The most records labelled needed for one request: those holding most of the reused
 /// identifiers (then the latest).
 pub const NEEDED_MAX: usize = 3;
@@ -305,78 +302,75 @@ struct Answer {
     baseline_ms: f64,
 }
 
-fn rfc3339(t: &Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+/// Where the latest replay's figures are kept.
+fn latest_path(paths: &Paths) -> std::path::PathBuf {
+    paths.data.join("replay.json")
 }
 
-impl Service {
-    /// The `replay_run` method (see the module docs); its progress is on the worker board as
-    /// `replay`, and its figures (without rows) are kept as the latest replay.
-    #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn replay_run(&self, req: ReplayReq) -> Result<ReplayReport> {
-        if !self.memory_enabled() {
-            return Err(ApiError::new(
-                ErrorCode::MemoryOff,
-                "memory is off: the turn note is stopped, so there is nothing to replay",
-            ));
-        }
-        let since = req
-            .since
-            .as_deref()
-            .map(|d| crate::service::parse_date(d, false))
-            .transpose()?;
-        let until = req
-            .until
-            .as_deref()
-            .map(|d| crate::service::parse_date(d, true))
-            .transpose()?;
+/// The latest replay's figures, without rows (`replay_latest`); none before the first.
+pub fn latest(paths: &Paths) -> ReplayLatest {
+    let report = match fs_err::read_to_string(latest_path(paths)) {
+        Ok(t) => serde_json::from_str::<ReplayReport>(&t).ok(),
+        Err(_) => None,
+    };
+    ReplayLatest { report }
+}
+
+impl Memory {
+    /// The replay (`replay_run`, see the module docs) of the requests made from `since` to
+    /// `until` (the host read them from `req`): its progress goes to `progress` (a state, a
+    /// sentence, a fraction done), and its figures (without rows) are kept as the latest
+    /// replay.
+    pub async fn replay(
+        &self,
+        req: &ReplayReq,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+        progress: &(dyn Fn(WorkerState, Option<String>, Option<f32>) + Send + Sync),
+    ) -> Result<ReplayReport> {
         if let (Some(s), Some(u)) = (since, until)
             && s > u
         {
-            return Err(ApiError::bad_request(format!(
+            return Err(Error::bad_request(format!(
                 "the range is empty: since {} is after until {}",
                 rfc3339(&s),
                 rfc3339(&u)
             )));
         }
         if req.limit == Some(0) {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "limit 0 asks for no request; give 1 or more",
             ));
         }
         let project = req.project.clone().filter(|p| !p.trim().is_empty());
-        let board = self.workers().clone();
-        board.report(
-            REPLAY,
+        progress(
             WorkerState::Running,
             Some("reading the captured requests".into()),
             Some(0.0),
         );
-        let result = self.replay(&req, since, until, project, &board).await;
+        let result = self.run(req, since, until, project, progress).await;
         match &result {
-            Ok(r) => board.report(
-                REPLAY,
+            Ok(r) => progress(
                 WorkerState::Idle,
                 Some(format!("replayed {} requests", r.note.requests)),
                 None,
             ),
-            Err(e) => board.report(
-                REPLAY,
+            Err(e) => progress(
                 WorkerState::Failed,
-                Some(format!("the replay failed: {}", e.message)),
+                Some(format!("the replay failed: {e}")),
                 None,
             ),
         }
         result
     }
 
-    async fn replay(
+    async fn run(
         &self,
         req: &ReplayReq,
         since: Option<Timestamp>,
         until: Option<Timestamp>,
         project: Option<String>,
-        board: &crate::WorkerBoard,
+        progress: &(dyn Fn(WorkerState, Option<String>, Option<f32>) + Send + Sync),
     ) -> Result<ReplayReport> {
         let started = Instant::now();
         let in_range = |r: &cairn_core::NewRecord| {
@@ -391,7 +385,7 @@ impl Service {
         let mut index = Index::default();
         let mut after = 0i64;
         loop {
-            let page = self.store().records_page(after, PAGE).await?;
+            let page = self.store.records_page(after, PAGE).await?;
             let Some(last) = page.last().map(|(r, _)| r.seq) else {
                 break;
             };
@@ -404,9 +398,8 @@ impl Service {
                 index
             })
             .await
-            .map_err(|e| ApiError::internal(format!("the identifier index failed: {e}")))?;
-            board.report(
-                REPLAY,
+            .map_err(|e| Error::internal(format!("the identifier index failed: {e}")))?;
+            progress(
                 WorkerState::Running,
                 Some(format!(
                     "reading the captured requests ({} records)",
@@ -415,9 +408,9 @@ impl Service {
                 Some(0.0),
             );
         }
-        let hidden = self.store().hidden_records().await?;
+        let hidden = self.store.hidden_records().await?;
         // Items sourced from each record, with the time each became known.
-        let items = self.store().items(false).await?;
+        let items = self.store.items(false).await?;
         let times = self.item_times().await?;
         let mut items_of: HashMap<String, Vec<(String, Timestamp)>> = HashMap::new();
         for i in &items {
@@ -514,32 +507,28 @@ impl Service {
         let mut done = 0usize;
         while done < total {
             while next < total && running.len() < CONCURRENCY {
-                let service = self.clone();
+                let memory = self.clone();
                 let qs = questions.clone();
                 let i = next;
-                running.spawn(async move { (i, service.replay_one(&qs[i]).await) });
+                running.spawn(async move { (i, memory.replay_one(&qs[i]).await) });
                 next += 1;
             }
             let Some(joined) = running.join_next().await else {
                 break;
             };
             let (i, answer) =
-                joined.map_err(|e| ApiError::internal(format!("a replayed turn failed: {e}")))?;
+                joined.map_err(|e| Error::internal(format!("a replayed turn failed: {e}")))?;
             let answer = answer.map_err(|e| {
-                ApiError::new(
-                    e.code,
-                    format!(
-                        "replaying request {} failed: {}",
-                        questions[i].id, e.message
-                    ),
+                Error::Failed(
+                    e.code(),
+                    format!("replaying request {} failed: {e}", questions[i].id),
                 )
             })?;
             answers[i] = Some(answer);
             done += 1;
             #[allow(clippy::cast_precision_loss)]
             let p = done as f32 / total.max(1) as f32;
-            board.report(
-                REPLAY,
+            progress(
                 WorkerState::Running,
                 Some(format!("replayed {done}/{total} requests")),
                 Some(p),
@@ -580,9 +569,9 @@ impl Service {
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             rows: Vec::new(),
         };
-        let path = self.paths().data.join("replay.json");
+        let path = latest_path(&self.paths);
         let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| ApiError::internal(format!("cannot write the replay's figures: {e}")))?;
+            .map_err(|e| Error::internal(format!("cannot write the replay's figures: {e}")))?;
         if let Err(e) = fs_err::write(&path, text) {
             tracing::warn!(error = %e, "cannot keep the replay's figures");
         }
@@ -591,7 +580,7 @@ impl Service {
 
     /// One request asked: its note, and plain search's top 3 under the same constraints.
     async fn replay_one(&self, q: &Question) -> Result<Answer> {
-        let (note, _) = self.turn_note_whole(q.req.clone()).await?;
+        let (note, _) = self.note(q.req.clone()).await?;
         let shown = note.entries.iter().map(|e| e.id.clone()).collect();
         let started = Instant::now();
         let recall = self
@@ -622,16 +611,8 @@ impl Service {
             limit: BASELINE_TOP * 2,
             context_boost: None,
         };
-        let rerank = self.reranker().await.is_some();
-        let (hits, _) = self
-            .retrieve(
-                recall.corpora.clone(),
-                tq,
-                cairn_recall::SearchMode::Hybrid,
-                rerank,
-                cairn_recall::Tuning::default(),
-                Some(q.at),
-            )
+        let hits = self
+            .retrieve(recall.corpora.clone(), tq, Some(q.at))
             .await?;
         let baseline = hits
             .iter()
@@ -649,17 +630,6 @@ impl Service {
             baseline,
             baseline_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
-    }
-
-    /// The `replay_latest` method.
-    #[tracing::instrument(skip_all, err)]
-    pub(crate) async fn replay_latest(&self, _: Empty) -> Result<ReplayLatest> {
-        let path = self.paths().data.join("replay.json");
-        let report = match fs_err::read_to_string(&path) {
-            Ok(t) => serde_json::from_str::<ReplayReport>(&t).ok(),
-            Err(_) => None,
-        };
-        Ok(ReplayLatest { report })
     }
 }
 

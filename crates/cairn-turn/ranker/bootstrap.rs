@@ -1,7 +1,7 @@
 //! Bootstrap of the turn note's ranker model, until `cairn ranker train` writes the real one
 //! from the labelled set in `data/ranker/`.
 //!
-//! `cargo run -p cairn-recall --example ranker-bootstrap -- --out crates/cairn-recall/ranker/model.txt`
+//! `cargo run -p cairn-turn --example ranker-bootstrap -- --out crates/cairn-turn/ranker/model.txt`
 //! trains a small model (150 trees) on a synthetic feature matrix with the pipeline's
 //! feature columns, so `Ranker::shipped()` has a model of the right shape. The matrix is
 //! made up: the model's scores mean nothing.
@@ -10,10 +10,10 @@
 //! groups of 10 candidates, 150 trees, 5 folds) and the prediction of 60 rows.
 use std::time::Instant;
 
-use cairn_recall::ranker::{Example, Ranker, TrainOptions, train};
+use cairn_turn::ranker::{Example, Ranker, TrainOptions, train};
 
 /// The pipeline's feature vector, in order.
-const NAMES: [&str; cairn_recall::note::FEATURES.len()] = cairn_recall::note::FEATURES;
+const NAMES: [&str; cairn_turn::note::FEATURES.len()] = cairn_turn::note::FEATURES;
 
 /// SplitMix64, uniform in [0, 1).
 struct Rng(u64);

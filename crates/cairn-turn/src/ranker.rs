@@ -746,7 +746,7 @@ impl Ranker {
         })
     }
 
-    /// The model committed with the crate, `crates/cairn-recall/ranker/model.txt`, with the
+    /// The model committed with the crate, `crates/cairn-turn/ranker/model.txt`, with the
     /// bar chosen when it was trained (`ranker/model.json`).
     pub fn shipped() -> Result<Self, Error> {
         Ok(Self::from_text(SHIPPED)?.with_bar(bar_of_figures(SHIPPED_FIGURES)))

@@ -1,7 +1,7 @@
 //! The turn note (DESIGN §1.6): from the retriever's candidates for an agent's message to at
 //! most [`MAX_ENTRIES`] earlier things this turn needs — or nothing.
 //!
-//! 1. The caller gets the top [`CANDIDATES`] from the [`Retriever`](crate::Retriever) over
+//! 1. The caller gets the top [`CANDIDATES`] from the [`Retriever`](cairn_recall::Retriever) over
 //!    records, items and notes, the asking conversation's own left out, each with its
 //!    similarities ([`Signals`]), and says what each one is ([`Meta`]).
 //! 2. [`features`] turns each candidate into the ranker's inputs ([`FEATURES`], in that
@@ -26,6 +26,7 @@
 use std::collections::HashSet;
 
 use cairn_core::Timestamp;
+use cairn_text::chunk::cut;
 
 /// How many fused candidates the ranker sees.
 pub const CANDIDATES: usize = 60;
@@ -364,20 +365,6 @@ fn normalised(text: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
-}
-
-/// A text cut to `max` characters at a word boundary when one is near, with an ellipsis.
-pub fn cut(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let head: String = flat.chars().take(max.saturating_sub(1)).collect();
-    let at = head
-        .rfind(' ')
-        .filter(|&i| i + 40 >= head.len())
-        .unwrap_or(head.len());
-    format!("{}…", head[..at].trim_end())
 }
 
 /// One entry's line: what it is, when and where, and its text cut to [`ENTRY_CHARS`].

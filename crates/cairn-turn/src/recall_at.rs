@@ -8,28 +8,25 @@
 //!   records are gone from the store counts from its `said_at`, and not at all without one);
 //! - a note counts from its creation.
 //!
-//! The retriever reads dates in the question ("yesterday", "last week") against `at` too
-//! ([`Service::retrieve`]'s `at`).
+//! The retriever reads dates in the question ("yesterday", "last week") against `at` too.
+//! The turn note, the replay, `cairn eval note` and the ranker's training rows all read the
+//! memory through this rule.
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use cairn_core::Timestamp;
 
-use crate::items_api::ItemsSearch;
-use crate::notes_api::NotesSearch;
-use crate::{Result, Service};
-
-/// The start of each item's life by the rule above, for the item log's state it was read at.
-pub(crate) type ItemTimes = ((i64, i64), Arc<HashMap<String, Timestamp>>);
+use crate::Result;
+use crate::memory::{ItemsIndex, Memory, NotesIndex};
 
 /// The corpora of one turn and what decides which of their hits may be shown.
 pub(crate) struct Recall {
     /// Records first, then items and notes when there are any.
     pub(crate) corpora: Vec<cairn_recall::Corpus>,
     /// The items' position in `corpora`, and their index.
-    pub(crate) items: Option<(usize, Arc<ItemsSearch>)>,
+    pub(crate) items: Option<(usize, Arc<dyn ItemsIndex>)>,
     /// The notes' position in `corpora`, and their index.
-    pub(crate) notes: Option<(usize, Arc<NotesSearch>)>,
+    pub(crate) notes: Option<(usize, Arc<dyn NotesIndex>)>,
     /// Records a review archived as duplicates (never shown).
     pub(crate) hidden: Arc<HashSet<String>>,
     /// The asking conversation.
@@ -52,7 +49,7 @@ impl Recall {
     }
 }
 
-impl Service {
+impl Memory {
     /// The corpora a turn reads (see the module docs). `own_ids` are the asking
     /// conversation's records: an item made only from them is its own and left out.
     pub(crate) async fn recall_at(
@@ -63,7 +60,7 @@ impl Service {
         project: Option<String>,
     ) -> Result<Recall> {
         let own_session = own_session.filter(|s| !s.is_empty());
-        let hidden = Arc::new(self.store().hidden_records().await?);
+        let hidden = Arc::new(self.store.hidden_records().await?);
         // Left out before fusion, so the scores of what stays are not measured against what
         // cannot be shown.
         let keep_record: cairn_recall::KeepFn = {
@@ -76,56 +73,57 @@ impl Service {
             })
         };
         let mut corpora = vec![cairn_recall::Corpus {
-            text: self.text_index(),
-            vectors: self.dense_parts().await.map(|d| d.index),
+            text: self.text.clone(),
+            vectors: self.vectors.clone(),
             keep: Some(keep_record),
-            store: Some(self.store().clone()),
+            store: Some(self.store.clone()),
             before: at,
         }];
         let times = match at {
             Some(_) => Some(self.item_times().await?),
             None => None,
         };
-        let items = match self.items_corpus(None).await? {
-            Some((index, mut corpus)) => {
-                let idx = index.clone();
+        let mut items = None;
+        if let Some(index) = &self.items
+            && let Some(mut corpus) = index.corpus()
+        {
+            let idx = index.clone();
+            corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
+                let before = match (&times, at) {
+                    (Some(times), Some(at)) => times.get(&h.record_id).is_some_and(|t| *t < at),
+                    _ => true,
+                };
+                // An item distilled only from the asking conversation is its own.
+                before
+                    && idx.item(&h.record_id).is_none_or(|i| {
+                        i.sources.is_empty()
+                            || !i.sources.iter().all(|r| own_ids.contains(r.as_str()))
+                    })
+            }));
+            corpora.push(corpus);
+            items = Some((corpora.len() - 1, index.clone()));
+        }
+        let mut notes = None;
+        if let Some(index) = &self.notes
+            && let Some(mut corpus) = index.corpus(project)
+        {
+            if let Some(at) = at {
+                let created: HashMap<String, Timestamp> = self
+                    .store
+                    .live_notes()
+                    .await?
+                    .into_iter()
+                    .map(|n| (n.id.as_str().to_owned(), n.created_at))
+                    .collect();
+                let inner = corpus.keep.clone();
                 corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
-                    let before = match (&times, at) {
-                        (Some(times), Some(at)) => times.get(&h.record_id).is_some_and(|t| *t < at),
-                        _ => true,
-                    };
-                    // An item distilled only from the asking conversation is its own.
-                    before
-                        && idx
-                            .sources_of(&h.record_id)
-                            .is_none_or(|s| s.is_empty() || !s.iter().all(|r| own_ids.contains(r)))
+                    inner.as_ref().is_none_or(|k| k(h))
+                        && created.get(&h.record_id).is_some_and(|t| *t < at)
                 }));
-                corpora.push(corpus);
-                Some((corpora.len() - 1, index))
             }
-            None => None,
-        };
-        let notes = match self.notes_corpus(project).await? {
-            Some((index, mut corpus)) => {
-                if let Some(at) = at {
-                    let created: HashMap<String, Timestamp> = self
-                        .store()
-                        .live_notes()
-                        .await?
-                        .into_iter()
-                        .map(|n| (n.id.as_str().to_owned(), n.created_at))
-                        .collect();
-                    let inner = corpus.keep.clone();
-                    corpus.keep = Some(Arc::new(move |h: &cairn_index::TextHit| {
-                        inner.as_ref().is_none_or(|k| k(h))
-                            && created.get(&h.record_id).is_some_and(|t| *t < at)
-                    }));
-                }
-                corpora.push(corpus);
-                Some((corpora.len() - 1, index))
-            }
-            None => None,
-        };
+            corpora.push(corpus);
+            notes = Some((corpora.len() - 1, index.clone()));
+        }
         Ok(Recall {
             corpora,
             items,
@@ -139,21 +137,21 @@ impl Service {
     /// When each item became known by the rule of the module docs, kept until the item log
     /// changes.
     pub(crate) async fn item_times(&self) -> Result<Arc<HashMap<String, Timestamp>>> {
-        let stamp = self.store().item_log_stamp().await?;
-        let mut slot = self.turn_state().item_times.lock().await;
+        let stamp = self.store.item_log_stamp().await?;
+        let mut slot = self.state.item_times.lock().await;
         if let Some((s, times)) = slot.as_ref()
             && *s == stamp
         {
             return Ok(times.clone());
         }
-        let items = self.store().items(false).await?;
+        let items = self.store.items(false).await?;
         let ids: Vec<String> = items
             .iter()
             .flat_map(|i| i.sources.iter().map(|s| s.as_str().to_owned()))
             .collect::<HashSet<_>>()
             .into_iter()
             .collect();
-        let places = self.store().session_places(&ids).await?;
+        let places = self.store.session_places(&ids).await?;
         let mut times = HashMap::new();
         for i in &items {
             let sources: Option<Vec<Timestamp>> = i

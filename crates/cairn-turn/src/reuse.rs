@@ -1,5 +1,5 @@
 //! What an answer reused: the rule of labels from use, shared by the replay's labels
-//! ([`crate::replay_api`]) and the outcome of each entry a turn note showed
+//! ([`crate::replay`]) and the outcome of each entry a turn note showed
 //! ([`crate::outcomes`]).
 //!
 //! An identifier is a name a memory would carry: a path, a symbol, a flag, a version, a port,

@@ -19,14 +19,18 @@
 //! looked at again. Each outcome is stored once (`Store::record_note_outcome`), and an item
 //! used gets a `used` event, which sleep's priority and its archiving of unused items read. A
 //! person's label (`note_feedback`) wins over the outcome wherever both exist. The pass runs
-//! after every capture pass, over the undecided turns only.
+//! after every capture pass, over the undecided turns only: [`decide`] reads, and the host
+//! hands its decisions to [`record`] under its write permit, so a Clear never interleaves.
 use std::collections::{HashMap, HashSet};
 
+use std::sync::Arc;
+
 use cairn_core::{Record, Timestamp};
-use cairn_store::{Injection, OUTCOME_IGNORED, OUTCOME_USED, UndecidedEntry};
+use cairn_index::TextIndex;
+use cairn_store::{Injection, OUTCOME_IGNORED, OUTCOME_USED, Store, UndecidedEntry};
 
 use crate::reuse;
-use crate::{ApiError, Result, Service};
+use crate::{Error, Result};
 
 /// How long a noted turn's answer is waited for.
 pub(crate) const ANSWER_WAIT: chrono::Duration = chrono::Duration::days(7);
@@ -115,6 +119,7 @@ pub(crate) fn finished(records: &[Record], i: usize, now: Timestamp) -> bool {
 type Noted = (Injection, Vec<UndecidedEntry>);
 
 /// One shown entry to decide, with what its answer said.
+#[derive(Debug)]
 struct Check {
     turn: String,
     entry: String,
@@ -145,161 +150,160 @@ fn shown_text(inj: &Injection, e: &UndecidedEntry) -> String {
     })
 }
 
-impl Service {
-    /// Decides the outcome of every shown entry of the undecided noted turns whose answer is
-    /// captured (see the module docs). Idempotent: decided entries are never looked at again.
-    /// Returns how many outcomes it recorded. The capture pass runs it after indexing what it
-    /// stored.
-    #[tracing::instrument(skip_all, err)]
-    pub async fn decide_note_outcomes(&self) -> Result<u64> {
-        if !self.memory_enabled() {
-            return Ok(0);
-        }
-        let now = chrono::Utc::now();
-        let pending = self
-            .store()
-            .undecided_notes(now - ANSWER_WAIT, PASS_TURNS)
-            .await?;
-        if pending.is_empty() {
-            return Ok(0);
-        }
-        // By session: its records are read once for all its noted turns.
-        let mut sessions: HashMap<(String, String), Vec<Noted>> = HashMap::new();
-        for (inj, entries) in pending {
-            let Some(session) = inj.session_id.clone() else {
-                continue;
-            };
-            sessions
-                .entry((inj.framework.clone(), session))
-                .or_default()
-                .push((inj, entries));
-        }
-        let mut checks: Vec<Check> = Vec::new();
-        for ((framework, session), turns) in sessions {
-            let records = self.store().session_records(&framework, &session).await?;
-            if records.is_empty() {
-                continue;
-            }
-            // What each record of the session holds, read when first asked.
-            let mut held: Vec<Option<HashSet<String>>> = vec![None; records.len()];
-            for (inj, entries) in turns {
-                let Some(i) = answer_of(&records, inj.at, &inj.prompt) else {
-                    continue;
-                };
-                let answer = &records[i];
-                let done = finished(&records, i, now);
-                let (prose, own) = reuse::answer_and_own(&answer.record);
-                for e in entries {
-                    let opened = records[i..].iter().any(|r| opens(&r.record.content, &e.id));
-                    let mut named = HashSet::new();
-                    reuse::identifiers(&shown_text(&inj, &e), &mut named);
-                    let mut shared: Vec<String> = prose.intersection(&named).cloned().collect();
-                    shared.sort();
-                    // Said earlier in the session: not something the note brought.
-                    let mut before = HashSet::new();
-                    for w in &shared {
-                        let said = (0..i).any(|j| {
-                            records[j].record.started_at < answer.record.started_at
-                                && held[j]
-                                    .get_or_insert_with(|| reuse::held(&records[j].record))
-                                    .contains(w)
-                        });
-                        if said {
-                            before.insert(w.clone());
-                        }
-                    }
-                    checks.push(Check {
-                        turn: inj.turn.clone(),
-                        item: e.id.starts_with(cairn_core::ItemId::PREFIX),
-                        entry: e.id,
-                        opened,
-                        finished: done,
-                        own: shared
-                            .iter()
-                            .filter(|w| own.contains(*w))
-                            .cloned()
-                            .collect(),
-                        before,
-                        shared,
-                    });
-                }
-            }
-        }
-        if checks.is_empty() {
-            return Ok(0);
-        }
-        // The rare bound, and each candidate's holders in the keyword index (on the blocking
-        // pool: a few phrase look-ups, each stopping past the bound).
-        let rare = reuse::rare_max(
-            usize::try_from(self.store().counts().await?.records).unwrap_or(usize::MAX),
-        );
-        let text = self.text_index();
-        let decided: Vec<(Check, Vec<String>)> = tokio::task::spawn_blocking(move || {
-            let holders = |w: &String| match text.records_holding(phrase(w), rare) {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot count an identifier's records; taken as common");
-                    usize::MAX
-                }
-            };
-            checks
-                .into_iter()
-                .map(|c| {
-                    let reused: Vec<String> = if c.opened {
-                        Vec::new()
-                    } else {
-                        reuse::reused(
-                            c.shared.iter(),
-                            |w| c.own.contains(w),
-                            &holders,
-                            rare,
-                            |w| c.before.contains(w),
-                        )
-                        .cloned()
-                        .collect()
-                    };
-                    (c, reused)
-                })
-                .collect()
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("deciding the notes' outcomes failed: {e}")))?;
-        // Recorded under the write permit, so a Clear never interleaves.
-        let _permit = self.write_permit().await;
-        let mut recorded = 0;
-        for (c, reused) in decided {
-            let (outcome, because) = if c.opened {
-                (
-                    OUTCOME_USED,
-                    Some("opened with Cairn's open tool".to_owned()),
-                )
-            } else if !reused.is_empty() {
-                (
-                    OUTCOME_USED,
-                    Some(format!("the answer reused {}", reused.join(", "))),
-                )
-            } else if c.finished {
-                (OUTCOME_IGNORED, None)
-            } else {
-                continue;
-            };
-            match self
-                .store()
-                .record_note_outcome(&c.turn, &c.entry, outcome, because.as_deref())
-                .await
-            {
-                Ok(true) => {
-                    recorded += 1;
-                    tracing::debug!(turn = %c.turn, entry = %c.entry, outcome, item = c.item, "note outcome");
-                }
-                Ok(false) => {}
-                // Cleared meanwhile.
-                Err(cairn_store::Error::NotFound(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(recorded)
+/// What [`decide`] found for one shown entry, for [`record`].
+#[derive(Debug)]
+pub struct Decision {
+    check: Check,
+    /// The identifiers its answer reused (none when it was opened).
+    reused: Vec<String>,
+}
+
+/// Decides the outcome of every shown entry of the undecided noted turns whose answer is
+/// captured (see the module docs), reading the store and the keyword index `text`; nothing is
+/// written. The capture pass runs it after indexing what it stored.
+pub async fn decide(store: &Store, text: Arc<TextIndex>) -> Result<Vec<Decision>> {
+    let now = chrono::Utc::now();
+    let pending = store.undecided_notes(now - ANSWER_WAIT, PASS_TURNS).await?;
+    if pending.is_empty() {
+        return Ok(Vec::new());
     }
+    // By session: its records are read once for all its noted turns.
+    let mut sessions: HashMap<(String, String), Vec<Noted>> = HashMap::new();
+    for (inj, entries) in pending {
+        let Some(session) = inj.session_id.clone() else {
+            continue;
+        };
+        sessions
+            .entry((inj.framework.clone(), session))
+            .or_default()
+            .push((inj, entries));
+    }
+    let mut checks: Vec<Check> = Vec::new();
+    for ((framework, session), turns) in sessions {
+        let records = store.session_records(&framework, &session).await?;
+        if records.is_empty() {
+            continue;
+        }
+        // What each record of the session holds, read when first asked.
+        let mut held: Vec<Option<HashSet<String>>> = vec![None; records.len()];
+        for (inj, entries) in turns {
+            let Some(i) = answer_of(&records, inj.at, &inj.prompt) else {
+                continue;
+            };
+            let answer = &records[i];
+            let done = finished(&records, i, now);
+            let (prose, own) = reuse::answer_and_own(&answer.record);
+            for e in entries {
+                let opened = records[i..].iter().any(|r| opens(&r.record.content, &e.id));
+                let mut named = HashSet::new();
+                reuse::identifiers(&shown_text(&inj, &e), &mut named);
+                let mut shared: Vec<String> = prose.intersection(&named).cloned().collect();
+                shared.sort();
+                // Said earlier in the session: not something the note brought.
+                let mut before = HashSet::new();
+                for w in &shared {
+                    let said = (0..i).any(|j| {
+                        records[j].record.started_at < answer.record.started_at
+                            && held[j]
+                                .get_or_insert_with(|| reuse::held(&records[j].record))
+                                .contains(w)
+                    });
+                    if said {
+                        before.insert(w.clone());
+                    }
+                }
+                checks.push(Check {
+                    turn: inj.turn.clone(),
+                    item: e.id.starts_with(cairn_core::ItemId::PREFIX),
+                    entry: e.id,
+                    opened,
+                    finished: done,
+                    own: shared
+                        .iter()
+                        .filter(|w| own.contains(*w))
+                        .cloned()
+                        .collect(),
+                    before,
+                    shared,
+                });
+            }
+        }
+    }
+    if checks.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The rare bound, and each candidate's holders in the keyword index (on the blocking
+    // pool: a few phrase look-ups, each stopping past the bound).
+    let rare =
+        reuse::rare_max(usize::try_from(store.counts().await?.records).unwrap_or(usize::MAX));
+    tokio::task::spawn_blocking(move || {
+        let holders = |w: &String| match text.records_holding(phrase(w), rare) {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot count an identifier's records; taken as common");
+                usize::MAX
+            }
+        };
+        checks
+            .into_iter()
+            .map(|c| {
+                let reused: Vec<String> = if c.opened {
+                    Vec::new()
+                } else {
+                    reuse::reused(
+                        c.shared.iter(),
+                        |w| c.own.contains(w),
+                        &holders,
+                        rare,
+                        |w| c.before.contains(w),
+                    )
+                    .cloned()
+                    .collect()
+                };
+                Decision { check: c, reused }
+            })
+            .collect()
+    })
+    .await
+    .map_err(|e| Error::internal(format!("deciding the notes' outcomes failed: {e}")))
+}
+
+/// Records each decided outcome once, in the store (the host holds its write permit); an
+/// entry not decided yet (no use seen, the answer not finished) is left for a later pass.
+/// Idempotent: decided entries are never looked at again. Returns how many it recorded.
+pub async fn record(store: &Store, decided: Vec<Decision>) -> Result<u64> {
+    let mut recorded = 0;
+    for Decision { check: c, reused } in decided {
+        let (outcome, because) = if c.opened {
+            (
+                OUTCOME_USED,
+                Some("opened with Cairn's open tool".to_owned()),
+            )
+        } else if !reused.is_empty() {
+            (
+                OUTCOME_USED,
+                Some(format!("the answer reused {}", reused.join(", "))),
+            )
+        } else if c.finished {
+            (OUTCOME_IGNORED, None)
+        } else {
+            continue;
+        };
+        match store
+            .record_note_outcome(&c.turn, &c.entry, outcome, because.as_deref())
+            .await
+        {
+            Ok(true) => {
+                recorded += 1;
+                tracing::debug!(turn = %c.turn, entry = %c.entry, outcome, item = c.item, "note outcome");
+            }
+            Ok(false) => {}
+            // Cleared meanwhile.
+            Err(cairn_store::Error::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(recorded)
 }
 
 #[cfg(test)]

@@ -1,17 +1,71 @@
-//! `ranker_status` and `ranker_reset`: which model the turn note's ranker uses — the shipped
-//! one, or a personal one at `Paths::ranker_model` (`cairn ranker train`, `--from-store`
-//! for one trained on this machine's own turn notes) — and going back to the shipped one.
+//! Which model the turn note ranks with — the shipped one, or a personal one at
+//! `Paths::ranker_model` (`cairn ranker train`, `--from-store` for one trained on this
+//! machine's own turn notes) — as the note loads it ([`Memory::ranker`]), as `ranker_status`
+//! reports it ([`status`]), and going back to the shipped one ([`reset`]).
 //!
 //! The turn note loads the personal model when its file is there and was trained on today's
-//! inputs, keyed on the file's modification time (`turn_api`): removing the file makes its
+//! inputs ([`personal`]), keyed on the file's modification time: removing the file makes its
 //! next turn load the shipped model again.
 use std::path::Path;
+use std::sync::Arc;
 
-use cairn_core::api::{Empty, RankerFigures, RankerStatus};
-use cairn_recall::ranker::{self, Ranker};
+use cairn_core::api::{RankerFigures, RankerStatus};
 use serde_json::Value;
 
-use crate::{ApiError, Result, Service};
+use crate::memory::Memory;
+use crate::ranker::{self, Ranker};
+use crate::{Error, Result};
+
+/// The personal model at `path` with the bar its training chose (the figures beside it),
+/// or why it cannot be used: unreadable, or trained before the inputs changed (it cannot
+/// score today's rows).
+pub fn personal(path: &Path) -> std::result::Result<Ranker, String> {
+    let r = fs_err::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))?;
+    if !r
+        .feature_names()
+        .iter()
+        .map(String::as_str)
+        .eq(crate::note::FEATURES)
+    {
+        return Err(format!(
+            "it was trained on other inputs ({}); run `cairn ranker train` again",
+            r.feature_names().join(", ")
+        ));
+    }
+    let figures = fs_err::read_to_string(path.with_extension("json")).ok();
+    Ok(r.with_bar(figures.as_deref().and_then(ranker::bar_of_figures)))
+}
+
+impl Memory {
+    /// The ranker: the user's own model when `cairn ranker train` wrote one that can be used,
+    /// the shipped one otherwise.
+    pub(crate) async fn ranker(&self) -> Result<Arc<Ranker>> {
+        let path = self.paths.ranker_model();
+        let stamp = fs_err::metadata(&path).and_then(|m| m.modified()).ok();
+        let mut slot = self.state.ranker.lock().await;
+        if let Some((s, r)) = slot.as_ref()
+            && *s == stamp
+        {
+            return Ok(r.clone());
+        }
+        let shipped = || Ranker::shipped().map_err(|e| Error::internal(e.to_string()));
+        let loaded = match stamp {
+            Some(_) => match personal(&path) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, path = %path.display(), "cannot load the trained ranker; using the shipped one");
+                    shipped()?
+                }
+            },
+            None => shipped()?,
+        };
+        let r = Arc::new(loaded);
+        *slot = Some((stamp, r.clone()));
+        Ok(r)
+    }
+}
 
 /// A model's figures at `bar`, read from the figures written beside it: a `--from-store`
 /// training's `personal` / `shipped` entry when `key` names one, else its cross-fit (the
@@ -73,26 +127,13 @@ fn shipped_status(path: &Path, problem: Option<String>) -> RankerStatus {
     }
 }
 
-/// Which model the turn note uses, read as `turn_api` loads it.
-fn status_at(path: &Path) -> RankerStatus {
+/// Which model the turn note uses with the personal model at `path` (`ranker_status`), read
+/// as the note loads it ([`personal`]).
+pub fn status(path: &Path) -> RankerStatus {
     let Ok(meta) = fs_err::metadata(path) else {
         return shipped_status(path, None);
     };
-    let loaded = fs_err::read_to_string(path)
-        .map_err(|e| e.to_string())
-        .and_then(|t| Ranker::from_text(&t).map_err(|e| e.to_string()))
-        .and_then(|r| {
-            if r.feature_names()
-                .iter()
-                .map(String::as_str)
-                .eq(cairn_recall::note::FEATURES)
-            {
-                Ok(())
-            } else {
-                Err("it was trained on other inputs; run `cairn ranker train` again".to_owned())
-            }
-        });
-    if let Err(e) = loaded {
+    if let Err(e) = personal(path) {
         return shipped_status(
             path,
             Some(format!("the personal model cannot be used: {e}")),
@@ -131,28 +172,20 @@ fn status_at(path: &Path) -> RankerStatus {
     }
 }
 
-impl Service {
-    pub(crate) async fn ranker_status(&self, _: Empty) -> Result<RankerStatus> {
-        let path = self.paths().ranker_model();
-        tokio::task::spawn_blocking(move || status_at(&path))
-            .await
-            .map_err(|e| ApiError::internal(e.to_string()))
-    }
-
-    pub(crate) async fn ranker_reset(&self, _: Empty) -> Result<RankerStatus> {
-        let path = self.paths().ranker_model();
-        // The model first: without it the figures are never read.
-        for p in [path.clone(), path.with_extension("json")] {
-            match fs_err::remove_file(&p) {
-                Ok(()) => tracing::info!(path = %p.display(), "personal ranker removed"),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(ApiError::internal(format!(
-                        "cannot remove the personal ranker: {e}"
-                    )));
-                }
+/// Removes the personal model at `path` and its figures (`ranker_reset`): the next turn
+/// ranks with the shipped model. Returns the status after.
+pub fn reset(path: &Path) -> Result<RankerStatus> {
+    // The model first: without it the figures are never read.
+    for p in [path.to_path_buf(), path.with_extension("json")] {
+        match fs_err::remove_file(&p) {
+            Ok(()) => tracing::info!(path = %p.display(), "personal ranker removed"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::internal(format!(
+                    "cannot remove the personal ranker: {e}"
+                )));
             }
         }
-        self.ranker_status(Empty {}).await
     }
+    Ok(status(path))
 }

@@ -19,8 +19,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_llm::{Llm, Policy, Request};
-use cairn_recall::note::{self, Meta};
 use serde_json::{Value, json};
+
+use crate::memory::Memory;
+use crate::note::{self, Meta};
 
 /// How many of the ranker's best candidates the judge reads.
 pub(crate) const JUDGED: usize = 8;
@@ -50,7 +52,7 @@ fn scrubbed(text: &str) -> Cow<'_, str> {
 pub(crate) fn request(message: &str, cands: &[&Meta]) -> Request {
     let mut prompt = format!(
         "The developer's message:\n<message>\n{}\n</message>\n\nEarlier records:\n",
-        note::cut(scrubbed(message).trim(), PROMPT_CHARS)
+        cairn_text::chunk::cut(scrubbed(message).trim(), PROMPT_CHARS)
     );
     for (i, m) in cands.iter().enumerate() {
         let when =
@@ -68,7 +70,7 @@ pub(crate) fn request(message: &str, cands: &[&Meta]) -> Request {
         prompt.push_str(&format!(
             "<record n=\"{}\">({kind}, {when}{project}) {}</record>\n",
             i + 1,
-            note::cut(
+            cairn_text::chunk::cut(
                 &scrubbed(&m.text)
                     .split_whitespace()
                     .collect::<Vec<_>>()
@@ -174,6 +176,45 @@ pub(crate) fn policy(s: &cairn_config::LlmSettings) -> Policy {
     p.timeout = Duration::from_millis(s.judge_ms);
     p.retries = 0;
     p
+}
+
+impl Memory {
+    /// The LLM judge's model when `llm.judge` is on and a provider is set (made once per
+    /// `[llm]` settings: loading a local model takes seconds), with its deadline in
+    /// milliseconds; `None` otherwise or when the provider cannot be set up (logged).
+    pub(crate) async fn judge_llm(&self) -> Option<(Arc<Llm>, u64)> {
+        let settings = self.llm.clone();
+        if !settings.judge || settings.provider.is_empty() {
+            return None;
+        }
+        let mut slot = self.state.judge.lock().await;
+        if let Some((s, llm)) = slot.as_ref()
+            && *s == settings
+        {
+            return Some((llm.clone(), settings.judge_ms));
+        }
+        let paths = self.paths.clone();
+        let s2 = settings.clone();
+        let provider =
+            tokio::task::spawn_blocking(move || cairn_llm::provider_from_settings(&s2, &paths))
+                .await;
+        let provider = match provider {
+            Ok(Ok(Some(p))) => p,
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the LLM judge's provider cannot be set up; notes go out without it");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the LLM judge's provider setup stopped");
+                return None;
+            }
+        };
+        let llm = Arc::new(Llm::new(provider, self.store.clone(), policy(&settings)));
+        let ms = settings.judge_ms;
+        *slot = Some((settings, llm.clone()));
+        Some((llm, ms))
+    }
 }
 
 #[cfg(test)]
