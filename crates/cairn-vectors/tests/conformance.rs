@@ -333,6 +333,7 @@ fn conformance(index: &dyn VectorIndex) {
     // finds at least 90% of the exact top 10.
     let none = VectorFilter::default();
     let mut overlaps = Vec::new();
+    let mut rescored = Vec::new();
     for q in 0..40 {
         let kind = KINDS[q % 3];
         let query = rng.unit_vector(DIM);
@@ -350,7 +351,27 @@ fn conformance(index: &dyn VectorIndex) {
             "{name}: hits not sorted"
         );
         overlaps.push(overlap(&approx, &want));
+        // The retriever's search (a hundred results, fewer candidates re-scored than the
+        // index's floor) keeps the same order where it overlaps and the same kind.
+        let wide = index
+            .search_rescoring(kind, &query, &none, 100, 300)
+            .unwrap();
+        assert_eq!(wide.len(), 100, "{name}: search_rescoring returned too few");
+        assert!(
+            wide.iter().all(|h| h.vector_kind == kind)
+                && wide.windows(2).all(|w| w[0].score >= w[1].score),
+            "{name}: search_rescoring hits of another kind or unsorted"
+        );
+        rescored.push(overlap(&wide[..10], &want));
     }
+    let kept = rescored.iter().sum::<f64>() / rescored.len() as f64;
+    println!(
+        "{name}: top 10 of a 100-result search re-scoring 300, overlap with exact = {kept:.3}"
+    );
+    assert!(
+        kept >= 0.9,
+        "{name}: search_rescoring's top-10 overlap {kept:.3} < 0.9"
+    );
     let recall = overlaps.iter().sum::<f64>() / overlaps.len() as f64;
     println!("{name}: quantized top-10 overlap with exact = {recall:.3}");
     assert!(
