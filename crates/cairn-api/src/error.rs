@@ -79,14 +79,6 @@ impl From<ApiErrorBody> for ApiError {
 
 impl From<cairn_store::Error> for ApiError {
     fn from(e: cairn_store::Error) -> Self {
-        let code = match &e {
-            cairn_store::Error::Open { .. } | cairn_store::Error::TooNew { .. } => {
-                ErrorCode::Unavailable
-            }
-            cairn_store::Error::NotFound(_) => ErrorCode::NotFound,
-            cairn_store::Error::Invalid(_) => ErrorCode::BadRequest,
-            _ => ErrorCode::Internal,
-        };
-        Self::new(code, e.to_string())
+        Self::new(e.code(), e.to_string())
     }
 }

@@ -56,6 +56,21 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+impl Error {
+    /// The kind of failure, as callers branch on it: a store that cannot be opened (or is
+    /// too new) is `unavailable`, what does not exist `not_found`, refused input
+    /// `bad_request`, anything else `internal`.
+    pub fn code(&self) -> cairn_core::ErrorCode {
+        use cairn_core::ErrorCode;
+        match self {
+            Error::Open { .. } | Error::TooNew { .. } => ErrorCode::Unavailable,
+            Error::NotFound(_) => ErrorCode::NotFound,
+            Error::Invalid(_) => ErrorCode::BadRequest,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
 /// The store's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
