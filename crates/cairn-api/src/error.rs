@@ -82,3 +82,9 @@ impl From<cairn_store::Error> for ApiError {
         Self::new(e.code(), e.to_string())
     }
 }
+
+impl From<cairn_review::Error> for ApiError {
+    fn from(e: cairn_review::Error) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
