@@ -51,6 +51,7 @@ use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
+/// The manifest's `format`.
 const FORMAT: &str = "cairn-export";
 /// The manifest's `version` this Cairn writes and reads.
 const VERSION: u32 = 1;

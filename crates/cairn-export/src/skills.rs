@@ -3,11 +3,11 @@
 //! marks, so it can update or remove it later and nothing else in the file ever changes.
 //!
 //! - `CLAUDE.md` (Claude Code), `AGENTS.md` (Codex, OpenCode), `GEMINI.md` (Gemini CLI),
-//!   `QWEN.md` (Qwen Code): Cairn's section sits between the [`SKILLS_BEGIN`] and [`SKILLS_END`] lines, at the
-//!   end of the file the first time and in place afterwards; the file's line endings are
-//!   kept. Removing it gives back the bytes the file had without it (a file that did not end
-//!   with a newline keeps the one added before the section; a file Cairn created and
-//!   that holds nothing else is deleted).
+//!   `QWEN.md` (Qwen Code): Cairn's section sits between the [`SKILLS_BEGIN`] and
+//!   [`SKILLS_END`] lines, at the end of the file the first time and in place afterwards;
+//!   the file's line endings are kept. Removing it gives back the bytes the file had
+//!   without it (a file that did not end with a newline keeps the one added before the
+//!   section; a file Cairn created and that holds nothing else is deleted).
 //! - Cursor: a rule file of Cairn's own, `.cursor/rules/cairn-skills.mdc`, always applied.
 //! - Only what the user or the agent stated goes in: a procedure or pitfall stated only by
 //!   outside text (tool output, files read, fetched pages), or distilled before Cairn
@@ -29,7 +29,7 @@ const BEGIN: &str = SKILLS_BEGIN;
 /// The line that closes it.
 const END: &str = SKILLS_END;
 /// The largest instruction file Cairn edits.
-const MAX_FILE: u64 = 1 << 20;
+pub const MAX_FILE: u64 = 1 << 20;
 /// The most items read: the project's newest.
 const MAX_ITEMS: usize = 2_000;
 /// The most items of each kind in the section.
