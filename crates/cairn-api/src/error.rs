@@ -89,3 +89,15 @@ impl From<cairn_turn::Error> for ApiError {
         Self::new(e.code(), e.to_string())
     }
 }
+
+impl From<cairn_review::Error> for ApiError {
+    fn from(e: cairn_review::Error) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
+
+impl From<cairn_export::Error> for ApiError {
+    fn from(e: cairn_export::Error) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}

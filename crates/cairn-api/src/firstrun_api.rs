@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cairn_core::api::{AgentFound, AgentsFound, Empty};
 
 use crate::{ApiError, Result, Service};
-use cairn_core::rfc3339;
+use cairn_core::api::timestamp as rfc3339;
 
 impl Service {
     /// The `agents_found` method.

@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use cairn_core::api::timestamp as ts;
 use cairn_core::api::{
-    ExploreNode, ItemEventView, ItemList, ItemRelationView, ItemView, ItemsReq, OpenedItem,
-    SearchHit,
+    ExploreNode, ItemEventView, ItemList, ItemRelationView, ItemsReq, OpenedItem, SearchHit,
 };
 use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{Item, ItemId, NewRecord, Outcome, Record, RecordId, RelationKind};
@@ -20,41 +20,9 @@ use cairn_index::{TextHit, TextIndex};
 
 use crate::{ApiError, Result, Service};
 
-fn ts(t: &chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-pub(crate) use cairn_core::serde_name as name_of;
-
-/// An item as the API shows it.
-pub fn item_view(i: &Item) -> ItemView {
-    ItemView {
-        id: i.id.as_str().to_owned(),
-        kind: name_of(&i.kind),
-        title: i.title.clone(),
-        summary: i.summary.clone(),
-        body: i.body.clone(),
-        cues: i.cues.clone(),
-        concepts: i.concepts.clone(),
-        importance: i.importance,
-        certainty: name_of(&i.certainty),
-        project: i.project.clone(),
-        sources: i.sources.iter().map(|s| s.as_str().to_owned()).collect(),
-        happened_at: i.happened_at.as_ref().map(ts),
-        said_at: i.said_at.as_ref().map(ts),
-        ended_at: i.ended_at.as_ref().map(ts),
-        superseded_by: i.superseded_by.as_ref().map(|s| s.as_str().to_owned()),
-        archived: i.archived,
-        provenance: provenance_name(i).to_owned(),
-    }
-}
-
-/// Whose text states an item: `user`, `agent`, `outside`, or `unchecked` (distilled before
-/// Cairn recorded it).
-pub fn provenance_name(i: &Item) -> &'static str {
-    i.provenance
-        .map_or("unchecked", cairn_core::Provenance::as_str)
-}
+// An item as the API shows it and the names values have on the wire live in cairn-core.
+pub(crate) use cairn_core::api::name_of;
+pub use cairn_core::api::{item_view, provenance_name};
 
 /// The name of a relation kind.
 pub fn relation_name(k: RelationKind) -> &'static str {

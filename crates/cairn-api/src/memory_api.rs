@@ -155,7 +155,7 @@ fn explicit_end(until: &str, now: DateTime<Utc>) -> std::result::Result<DateTime
 }
 
 fn rfc3339(t: Timestamp) -> String {
-    cairn_core::rfc3339(&t)
+    cairn_core::api::timestamp(&t)
 }
 
 impl Service {

@@ -20,10 +20,7 @@ use crate::{ApiError, Result, Service};
 
 /// The caller the UI (the owner) writes as.
 pub(crate) fn owner() -> Caller {
-    Caller {
-        access: cairn_core::api::NoteAccess::ReadWrite,
-        author: "user".into(),
-    }
+    Caller::user()
 }
 
 /// Maps a notes error to the API's.

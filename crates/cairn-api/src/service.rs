@@ -156,23 +156,10 @@ macro_rules! dispatch_table {
 }
 cairn_core::for_each_method!(dispatch_table);
 
-/// A date (`2026-08-20`, the start or, with `end`, the end of that day) or an RFC 3339 time.
+/// A date (`2026-08-20`, the start or, with `end`, the end of that day) or an RFC 3339 time
+/// ([`cairn_core::api::parse_date`]); anything else is a bad request.
 pub(crate) fn parse_date(s: &str, end: bool) -> Result<chrono::DateTime<chrono::Utc>> {
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Ok(t.with_timezone(&chrono::Utc));
-    }
-    let day = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| {
-        ApiError::bad_request(format!(
-            "{s:?} is not a date (YYYY-MM-DD) or an RFC 3339 time"
-        ))
-    })?;
-    let time = if end {
-        day.and_hms_milli_opt(23, 59, 59, 999)
-    } else {
-        day.and_hms_opt(0, 0, 0)
-    };
-    time.map(|t| t.and_utc())
-        .ok_or_else(|| ApiError::bad_request(format!("{s:?} is not a valid date")))
+    cairn_core::api::parse_date(s, end).map_err(ApiError::bad_request)
 }
 
 /// A record found by search, as the API shows it.

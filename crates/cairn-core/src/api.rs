@@ -20,6 +20,7 @@ mod replay;
 mod review;
 mod skills;
 mod tools;
+mod wire;
 
 pub use distill::*;
 pub use export::*;
@@ -33,6 +34,7 @@ pub use replay::*;
 pub use review::*;
 pub use skills::*;
 pub use tools::*;
+pub use wire::{name_of, parse_date, timestamp};
 
 /// The one list of API methods: `name(Request) -> Response, "what it does"`.
 ///

@@ -28,5 +28,5 @@ pub use ids::{ItemId, NoteId, RecordId};
 pub use model::{
     CaptureCursor, Certainty, Chunk, Item, ItemEvent, ItemEventKind, ItemKind, NewItemEvent,
     NewRecord, Outcome, Provenance, Record, RecordPart, Relation, RelationKind, Timestamp,
-    VectorKind, rfc3339, serde_name,
+    VectorKind,
 };

@@ -6,20 +6,6 @@ use crate::{ItemId, RecordId};
 /// A point in time, always UTC.
 pub type Timestamp = chrono::DateTime<chrono::Utc>;
 
-/// A time as the API writes it: RFC 3339, whole seconds, UTC (`2026-03-01T10:00:00Z`).
-pub fn rfc3339(t: &Timestamp) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// The name serde gives a unit variant (`ItemKind::Decision` → `decision`); empty for a
-/// value that is not one.
-pub fn serde_name<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 /// How a captured turn ended. Consolidation needs it: procedures learned from a failed
 /// request are never kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -28,14 +28,6 @@ pub mod stop;
 mod tuning;
 pub mod when;
 
-/// Transitional: `note::cut` is [`cairn_text::chunk::cut`] now, and the turn note's inputs
-/// and framing are `cairn_turn::note`. Kept only for the review inbox and skills export,
-/// which are moving out of `cairn-api` meanwhile; it goes once they name `cairn_text`.
-#[doc(hidden)]
-pub mod note {
-    pub use cairn_text::chunk::cut;
-}
-
 pub use fuse::Fusion;
 pub use retriever::{
     Corpus, Error, Hit, KeepFn, Query, RERANK_TOP, Retriever, SearchMode, SearchNotes, Stages,

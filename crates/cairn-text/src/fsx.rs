@@ -3,8 +3,8 @@
 //! files, exports and their import, note files.
 //!
 //! It lives in `cairn-text` because every writer already depends on this crate and it
-//! depends on no other Cairn crate: `cairn-notes`, `cairn-integrate` and `cairn-api` can all
-//! use it without a new upward edge in the crate graph.
+//! depends on no other Cairn crate: `cairn-notes`, `cairn-integrate`, `cairn-export` and
+//! `cairn-review` can all use it without a new upward edge in the crate graph.
 //!
 //! - [`write_atomic`]: a new temporary file with a random name in the target's folder,
 //!   created exclusively and never through a link (`O_CREAT|O_EXCL|O_NOFOLLOW`), its mode

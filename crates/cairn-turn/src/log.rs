@@ -53,7 +53,7 @@ fn injection_view(
             })
             .collect(),
         turn: inj.turn,
-        at: cairn_core::rfc3339(&inj.at),
+        at: cairn_core::api::timestamp(&inj.at),
         framework: inj.framework,
         session_id: inj.session_id,
         project: inj.project,

@@ -246,7 +246,7 @@ impl Memory {
                     Meta {
                         id: item.id.as_str().to_owned(),
                         kind: Kind::Item,
-                        item_kind: Some(cairn_core::serde_name(&item.kind)),
+                        item_kind: Some(cairn_core::api::name_of(&item.kind)),
                         title: item.title.clone(),
                         text: {
                             let text = if item.body.trim().is_empty() {
@@ -419,7 +419,7 @@ impl Memory {
                 item_kind: m.item_kind.clone(),
                 title: m.title.clone(),
                 text: cairn_text::chunk::cut(&m.text, note::ENTRY_CHARS),
-                at: m.at.as_ref().map(cairn_core::rfc3339),
+                at: m.at.as_ref().map(cairn_core::api::timestamp),
                 project: m.project.clone(),
                 framework: m.framework.clone(),
                 probability: probs[i],

@@ -95,7 +95,7 @@ fn ask(prompt: &str, at: Option<i64>, dry_run: bool) -> TurnNoteReq {
         context: Vec::new(),
         dry_run,
         at: at.map(|m| {
-            cairn_core::rfc3339(&chrono::DateTime::from_timestamp(T0 + m * 60, 0).unwrap())
+            cairn_core::api::timestamp(&chrono::DateTime::from_timestamp(T0 + m * 60, 0).unwrap())
         }),
     }
 }

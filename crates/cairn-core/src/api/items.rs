@@ -45,6 +45,36 @@ pub struct ItemView {
     pub provenance: String,
 }
 
+/// An item as the API shows it.
+pub fn item_view(i: &crate::Item) -> ItemView {
+    let ts = super::timestamp;
+    ItemView {
+        id: i.id.as_str().to_owned(),
+        kind: super::name_of(&i.kind),
+        title: i.title.clone(),
+        summary: i.summary.clone(),
+        body: i.body.clone(),
+        cues: i.cues.clone(),
+        concepts: i.concepts.clone(),
+        importance: i.importance,
+        certainty: super::name_of(&i.certainty),
+        project: i.project.clone(),
+        sources: i.sources.iter().map(|s| s.as_str().to_owned()).collect(),
+        happened_at: i.happened_at.as_ref().map(ts),
+        said_at: i.said_at.as_ref().map(ts),
+        ended_at: i.ended_at.as_ref().map(ts),
+        superseded_by: i.superseded_by.as_ref().map(|s| s.as_str().to_owned()),
+        archived: i.archived,
+        provenance: provenance_name(i).to_owned(),
+    }
+}
+
+/// Whose text states an item: `user`, `agent`, `outside`, or `unchecked` (distilled before
+/// Cairn recorded it).
+pub fn provenance_name(i: &crate::Item) -> &'static str {
+    i.provenance.map_or("unchecked", crate::Provenance::as_str)
+}
+
 /// One event of an item's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ItemEventView {
