@@ -18,11 +18,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_config::Paths;
+use cairn_core::Timestamp;
+use cairn_core::api::timestamp as rfc3339;
 use cairn_core::api::{
     ReplayFigures, ReplayLatest, ReplayReport, ReplayReq, ReplayRow, TurnNoteReq, WorkerState,
 };
-use cairn_core::Timestamp;
-use cairn_core::api::timestamp as rfc3339;
 use cairn_index::TextQuery;
 
 use crate::memory::Memory;
