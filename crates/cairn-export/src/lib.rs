@@ -35,3 +35,6 @@ pub mod skills;
 
 pub use archive::Archive;
 pub use error::{Error, Result};
+
+#[cfg(test)]
+mod crate_tests;

@@ -52,3 +52,6 @@ mod tree;
 pub use error::{Error, Result};
 pub use inbox::Inbox;
 pub use pairs::{CONFLICT_COSINE, CONFLICT_WORDS, DUPLICATE_COSINE, DUPLICATE_WORDS};
+
+#[cfg(test)]
+mod crate_tests;

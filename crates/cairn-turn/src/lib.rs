@@ -52,3 +52,6 @@ pub use error::{Error, Result};
 pub use memory::{ItemsIndex, Memory, NotesIndex, TurnState};
 pub use replay::labels_from_use;
 pub use turn::Candidate;
+
+#[cfg(test)]
+mod crate_tests;

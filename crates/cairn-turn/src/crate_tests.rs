@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 use std::sync::Arc;
 
+use crate::{Memory, note};
 use cairn_core::api::{InjectionsReq, TurnNoteReq, WhyReq};
 use cairn_core::{Chunk, NewRecord};
 use cairn_index::TextIndex;
 use cairn_store::Store;
-use cairn_turn::{Memory, note};
 
 const T0: i64 = 1_780_000_000;
 
@@ -138,7 +138,7 @@ async fn the_note_decides_from_the_memory_held_at_the_turn_and_logs_every_candid
 
     // The turn is in the injection log with every candidate and the ranker's inputs.
     assert!(note.turn.starts_with("t_"), "{}", note.turn);
-    let why = cairn_turn::log::why(
+    let why = crate::log::why(
         &memory.store,
         WhyReq {
             turn: "last".into(),
@@ -158,7 +158,7 @@ async fn the_note_decides_from_the_memory_held_at_the_turn_and_logs_every_candid
     let (dry, cands) = memory.note(ask(prompt, None, true)).await.unwrap();
     assert!(dry.turn.is_empty());
     assert!(cands.iter().any(|c| c.meta.id == "r_later"));
-    let log = cairn_turn::log::list(
+    let log = crate::log::list(
         &memory.store,
         &memory.paths,
         InjectionsReq {

@@ -6,9 +6,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::{Archive, skills};
 use cairn_core::api::{ExportReq, ImportReq, NoteSaveReq, NotesListReq, SkillsReq};
 use cairn_core::{ErrorCode, Item, ItemEventKind, ItemId, NewItemEvent, NewRecord};
-use cairn_export::{Archive, skills};
 use cairn_notes::{Caller, Notes};
 use cairn_store::Store;
 use serde_json::json;

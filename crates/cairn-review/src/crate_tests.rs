@@ -5,12 +5,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::Inbox;
 use cairn_core::api::{
     NoteRef, NoteSaveReq, NoteScopeKind, ReviewActReq, ReviewInbox, ReviewReq, ReviewUndoReq,
 };
 use cairn_core::{Item, ItemEventKind, ItemId, NewItemEvent, NewRecord};
 use cairn_notes::{Caller, Notes};
-use cairn_review::Inbox;
 use cairn_store::Store;
 use serde_json::json;
 
