@@ -7,7 +7,8 @@
 //! embedder's vectors id as the service keeps them, the HNSW graph built, and the dense
 //! state marked as synced so nothing is re-embedded. A real service (the models the
 //! settings name, the real MiniLM embedder) then answers `turn_note` as a dry run for each
-//! prompt — realistic coding prompts and prompts made of the records' own words — and the
+//! prompt — realistic coding prompts, prompts of the records' words at random, and requests
+//! about one stored record of the asking project (eight of its words in a row) — and the
 //! service's `latency_ms` and the wall time are reported with the process's RSS.
 //!
 //! The hook's round trip is measured as the agent sees it: `cairn hook claude-code
@@ -199,8 +200,9 @@ async fn build(
     n: usize,
     projects: &[(String, String)],
     quiet: bool,
-) -> anyhow::Result<Duration> {
+) -> anyhow::Result<(Duration, Held)> {
     let started = Instant::now();
+    let mut held: Held = vec![Vec::new(); PROJECTS];
     let store = Store::open(&paths.database()).await?;
     let text = TextIndex::open(&paths.index_dir().join("text"))?;
     let vectors = EmbeddedIndex::open(&paths.index_dir().join("vectors")).map_err(backend)?;
@@ -224,6 +226,9 @@ async fn build(
         let mut points = Vec::with_capacity(step);
         for i in have..have + step {
             let r = synthetic_record(rng, i, &projects[i % PROJECTS].1);
+            if i % HELD_EVERY == 1 {
+                held[i % PROJECTS].push(r.text.clone());
+            }
             points.push(record_point(&r, VectorKind::Chunk, 0, vecs.vector(DIM)));
             records.push((r, Vec::new()));
         }
@@ -249,16 +254,34 @@ async fn build(
     drop(text);
     drop(vectors);
     store.close().await?;
-    Ok(started.elapsed())
+    Ok((started.elapsed(), held))
 }
 
-/// The `i`-th prompt: every other one realistic, the rest made of the records' words.
-fn prompt(i: usize, rng: &mut Lcg) -> String {
-    if i.is_multiple_of(2) {
-        PROMPTS[(i / 2) % PROMPTS.len()].to_owned()
-    } else {
-        let n = 4 + rng.next(12);
-        rng.words(n)
+/// Of the records the store is built from, every `HELD_EVERY`-th is kept (per project) for
+/// prompts that ask about it.
+const HELD_EVERY: usize = 997;
+
+/// The texts of some stored records, by project (the index of [`project_dirs`]).
+type Held = Vec<Vec<String>>;
+
+/// The `i`-th prompt, asked from project `i % PROJECTS`: a third realistic requests, a third
+/// the records' words at random, and a third a request about one stored record of that
+/// project (eight of its words in a row: a turn whose answer the memory holds, so the note
+/// has something to show and its delivery is measured on notes).
+fn prompt(i: usize, rng: &mut Lcg, held: &Held) -> String {
+    let of_project = &held[i % PROJECTS];
+    match i % 3 {
+        0 => PROMPTS[(i / 3) % PROMPTS.len()].to_owned(),
+        2 if !of_project.is_empty() => {
+            let text = &of_project[(i / 3) % of_project.len()];
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let start = rng.next(words.len().saturating_sub(8).max(1));
+            words[start..(start + 8).min(words.len())].join(" ")
+        }
+        _ => {
+            let n = 4 + rng.next(12);
+            rng.words(n)
+        }
     }
 }
 
@@ -454,6 +477,7 @@ fn hook_up(
     home: &Path,
     fake_home: &Path,
     projects: &[(String, String)],
+    held: &Held,
     load: bool,
     deadline_ms: u32,
     quiet: bool,
@@ -484,7 +508,7 @@ fn hook_up(
     {
         let _hog = load.then(Hog::start);
         for i in 0..runs {
-            let p = prompt(i, &mut rng);
+            let p = prompt(i, &mut rng, held);
             let (cwd, project) = &projects[i % PROJECTS];
             let (took, ok, out) = hook_once(home, fake_home, &hook_input(i, cwd, &p))?;
             up.runs += 1;
@@ -540,7 +564,9 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     if !quiet {
         eprintln!("building a synthetic store of {} records…", args.records);
     }
-    let build_time = build(&paths, &model, &mut rng, args.records, &projects, quiet).await?;
+    let (build_time, held) =
+        build(&paths, &model, &mut rng, args.records, &projects, quiet).await?;
+    let held = &held;
     if !quiet {
         eprintln!("  built in {:.1} s", build_time.as_secs_f64());
     }
@@ -562,7 +588,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     let mut rng = Lcg(99);
     for i in 0..3 {
         service
-            .turn_note_whole(ask(i, prompt(i, &mut rng)))
+            .turn_note_whole(ask(i, prompt(i, &mut rng, held)))
             .await
             .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))?;
     }
@@ -577,7 +603,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     let mut noted = 0usize;
     let mut rng = Lcg(1234);
     for i in 0..args.queries {
-        let req = ask(i, prompt(i, &mut rng));
+        let req = ask(i, prompt(i, &mut rng, held));
         let t = Instant::now();
         let (note, cands) = service
             .turn_note_whole(req)
@@ -602,7 +628,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     let mut silent = 0u64;
     let mut rng = Lcg(77);
     for i in 0..HOOK_RUNS {
-        let p = prompt(i, &mut rng);
+        let p = prompt(i, &mut rng, held);
         let (took, ok, out) = hook_once(
             &empty,
             &fake_home,
@@ -620,6 +646,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         &home,
         &fake_home,
         &projects,
+        held,
         args.load,
         args.deadline_ms,
         quiet,
