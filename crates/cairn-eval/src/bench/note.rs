@@ -203,6 +203,10 @@ async fn build(
 ) -> anyhow::Result<(Duration, Held)> {
     let started = Instant::now();
     let mut held: Held = vec![Vec::new(); PROJECTS];
+    // The records prompts ask about carry their real embedding (the others a synthetic
+    // vector), so such a prompt finds its record by meaning as well as by words, as a real
+    // one would.
+    let embedder = cairn_models::BertEmbedder::load(&super::search::embedder_dir(None)?)?;
     let store = Store::open(&paths.database()).await?;
     let text = TextIndex::open(&paths.index_dir().join("text"))?;
     let vectors = EmbeddedIndex::open(&paths.index_dir().join("vectors")).map_err(backend)?;
@@ -226,10 +230,17 @@ async fn build(
         let mut points = Vec::with_capacity(step);
         for i in have..have + step {
             let r = synthetic_record(rng, i, &projects[i % PROJECTS].1);
-            if i % HELD_EVERY == 1 {
+            let vector = if i % HELD_EVERY == 1 {
                 held[i % PROJECTS].push(r.text.clone());
-            }
-            points.push(record_point(&r, VectorKind::Chunk, 0, vecs.vector(DIM)));
+                let text = cairn_index::unit::embed_text(&r, &r.text);
+                cairn_core::ports::Embedder::embed(&embedder, &[text.as_str()])
+                    .map_err(backend)?
+                    .pop()
+                    .context("the embedder returned no vector")?
+            } else {
+                vecs.vector(DIM)
+            };
+            points.push(record_point(&r, VectorKind::Chunk, 0, vector));
             records.push((r, Vec::new()));
         }
         store.append_records(&records).await?;
