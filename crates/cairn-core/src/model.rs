@@ -129,6 +129,22 @@ pub enum ItemKind {
     Snippet,
 }
 
+impl ItemKind {
+    /// The kinds distillation writes, by their wire names, in one fixed order: the enum of
+    /// the consolidation prompt's schema, and the code of the turn note's `item_kind` input
+    /// (a position here; the shipped ranker was trained on this order, so append only).
+    pub const DISTILLED: [&'static str; 8] = [
+        "fact",
+        "decision",
+        "procedure",
+        "pitfall",
+        "architecture",
+        "preference",
+        "observation",
+        "episode",
+    ];
+}
+
 /// How sure the source was of an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -448,6 +464,15 @@ pub struct CaptureCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_distilled_kinds_are_item_kinds_by_their_wire_names_and_exclude_snippet() {
+        for name in ItemKind::DISTILLED {
+            let kind: ItemKind = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(crate::api::name_of(&kind), name);
+        }
+        assert!(!ItemKind::DISTILLED.contains(&"snippet"));
+    }
 
     fn record(content: serde_json::Value, text: &str) -> NewRecord {
         NewRecord {

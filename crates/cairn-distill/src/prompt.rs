@@ -11,16 +11,7 @@ pub const PROMPT_VERSION: &str = "distill-2";
 pub const PER_RECORD_CHARS: usize = 3_000;
 
 /// The item kinds the model may return.
-pub const KINDS: [&str; 8] = [
-    "fact",
-    "decision",
-    "procedure",
-    "pitfall",
-    "architecture",
-    "preference",
-    "observation",
-    "episode",
-];
+pub const KINDS: [&str; 8] = cairn_core::ItemKind::DISTILLED;
 
 /// Instructions of the consolidation call.
 pub const CONSOLIDATE_SYSTEM: &str = "\

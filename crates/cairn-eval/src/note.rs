@@ -487,7 +487,7 @@ async fn enrich(
                 project: None,
                 prompt: String::new(),
                 shown: true,
-                bar: cairn_turn::note::BAR_UNJUDGED,
+                bar: cairn_turn::note::BAR_UNCHOSEN,
                 judged_by: Vec::new(),
                 silent_because: None,
                 latency_ms: 0,

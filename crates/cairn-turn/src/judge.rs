@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn both_must_agree_for_a_high_probability() {
         assert!((combine(0.64, 1.0) - 0.8).abs() < 1e-6);
-        assert!(combine(0.9, 0.01) < note::BAR_UNJUDGED);
+        assert!(combine(0.9, 0.01) < note::BAR_UNCHOSEN);
         assert!(combine(0.25, 0.81) > 0.3);
     }
 }

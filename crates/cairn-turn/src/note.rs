@@ -34,7 +34,7 @@ pub const CANDIDATES: usize = 60;
 pub const MAX_ENTRIES: usize = 3;
 /// The bar of a ranker model whose training chose none (a model trained before bars were
 /// chosen with it); a trained model carries its own ([`crate::ranker::Ranker::bar`]).
-pub const BAR_UNJUDGED: f32 = 0.4;
+pub const BAR_UNCHOSEN: f32 = 0.4;
 /// The bar when the prompt names things ([`names`]) and the memory knows none of them: a
 /// request about someone or something the memory never saw is rarely about what it holds,
 /// so only a strong match is shown.
@@ -100,16 +100,7 @@ impl Kind {
 }
 
 /// The item kinds, in the order of their feature code.
-const ITEM_KINDS: [&str; 8] = [
-    "fact",
-    "decision",
-    "procedure",
-    "pitfall",
-    "architecture",
-    "preference",
-    "observation",
-    "episode",
-];
+const ITEM_KINDS: [&str; 8] = cairn_core::ItemKind::DISTILLED;
 
 /// What a candidate is, as the caller knows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -715,9 +715,6 @@ pub struct Ranker {
     bar: f32,
 }
 
-/// The bar of a model whose figures name none (`note::BAR_UNJUDGED`).
-pub const DEFAULT_BAR: f32 = crate::note::BAR_UNJUDGED;
-
 /// The bar chosen when a model was trained ([`Chosen::bar`]), read from the figures
 /// `cairn ranker train` writes beside it (`<model>.json`); `None` when they name none.
 pub fn bar_of_figures(json: &str) -> Option<f32> {
@@ -742,7 +739,7 @@ impl Ranker {
             jobs,
             names,
             trees,
-            bar: DEFAULT_BAR,
+            bar: crate::note::BAR_UNCHOSEN,
         })
     }
 
@@ -752,10 +749,10 @@ impl Ranker {
         Ok(Self::from_text(SHIPPED)?.with_bar(bar_of_figures(SHIPPED_FIGURES)))
     }
 
-    /// The same model with the bar its training chose (`None`: [`DEFAULT_BAR`]).
+    /// The same model with the bar its training chose (`None`: [`crate::note::BAR_UNCHOSEN`]).
     #[must_use]
     pub fn with_bar(mut self, bar: Option<f32>) -> Self {
-        self.bar = bar.unwrap_or(DEFAULT_BAR);
+        self.bar = bar.unwrap_or(crate::note::BAR_UNCHOSEN);
         self
     }
 

@@ -105,10 +105,10 @@ fn figures_of(json: &Value, key: &str, bar: f64) -> Option<RankerFigures> {
     })
 }
 
-/// A model's bar as the turn note uses it (`DEFAULT_BAR` when its figures name none), kept to
+/// A model's bar as the turn note uses it (`note::BAR_UNCHOSEN` when its figures name none), kept to
 /// four decimals (it is an `f32`: 0.65 would read 0.6499999761581421).
 fn bar_f64(bar: Option<f32>) -> f64 {
-    (f64::from(bar.unwrap_or(ranker::DEFAULT_BAR)) * 1e4).round() / 1e4
+    (f64::from(bar.unwrap_or(crate::note::BAR_UNCHOSEN)) * 1e4).round() / 1e4
 }
 
 /// The shipped model's status.

@@ -121,11 +121,11 @@ impl Memory {
             return Err(Error::bad_request("the framework is missing"));
         }
         if !self.memory_on {
-            return Ok((silent("memory is off", note::BAR_UNJUDGED), Vec::new()));
+            return Ok((silent("memory is off", note::BAR_UNCHOSEN), Vec::new()));
         }
         if req.prompt.trim().is_empty() {
             return Ok((
-                silent("the message is empty", note::BAR_UNJUDGED),
+                silent("the message is empty", note::BAR_UNCHOSEN),
                 Vec::new(),
             ));
         }
