@@ -55,3 +55,40 @@ pub use turn::Candidate;
 
 #[cfg(test)]
 mod crate_tests;
+
+/// What the unit tests of several modules build alike.
+#[cfg(test)]
+pub(crate) mod testkit {
+    /// A Claude Code record captured `minute` minutes after a fixed time, with no project.
+    pub(crate) fn record(
+        id: &str,
+        session: &str,
+        minute: i64,
+        request: &str,
+        text: &str,
+        content: serde_json::Value,
+    ) -> cairn_core::Record {
+        let at =
+            chrono::DateTime::from_timestamp(1_780_000_000 + minute * 60, 0).unwrap_or_default();
+        cairn_core::Record {
+            seq: minute,
+            captured_at: at,
+            record: cairn_core::NewRecord {
+                id: cairn_core::RecordId::new(id),
+                framework: "claude-code".into(),
+                session_id: session.into(),
+                project: None,
+                cwd: None,
+                model: None,
+                outcome: cairn_core::Outcome::Success,
+                started_at: at,
+                ended_at: None,
+                request: request.into(),
+                author: None,
+                text: text.into(),
+                content,
+                source: None,
+            },
+        }
+    }
+}

@@ -311,28 +311,8 @@ mod tests {
     use super::*;
 
     fn rec(minute: i64, request: &str, content: serde_json::Value) -> Record {
-        let at =
-            chrono::DateTime::from_timestamp(1_780_000_000 + minute * 60, 0).unwrap_or_default();
-        Record {
-            seq: minute,
-            captured_at: at,
-            record: cairn_core::NewRecord {
-                id: cairn_core::RecordId::new(format!("r_{minute}")),
-                framework: "claude-code".into(),
-                session_id: "s".into(),
-                project: None,
-                cwd: None,
-                model: None,
-                outcome: cairn_core::Outcome::Success,
-                started_at: at,
-                ended_at: None,
-                request: request.into(),
-                author: None,
-                text: request.into(),
-                content,
-                source: None,
-            },
-        }
+        let id = format!("r_{minute}");
+        crate::testkit::record(&id, "s", minute, request, request, content)
     }
 
     fn minute(m: i64) -> Timestamp {

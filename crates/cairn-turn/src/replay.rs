@@ -645,28 +645,14 @@ mod tests {
         request: &str,
         answer: &str,
     ) -> cairn_core::Record {
-        let at =
-            chrono::DateTime::from_timestamp(1_780_000_000 + minute * 60, 0).unwrap_or_default();
-        cairn_core::Record {
-            seq: minute,
-            captured_at: at,
-            record: cairn_core::NewRecord {
-                id: cairn_core::RecordId::new(id),
-                framework: "claude-code".into(),
-                session_id: session.into(),
-                project: None,
-                cwd: None,
-                model: None,
-                outcome: cairn_core::Outcome::Success,
-                started_at: at,
-                ended_at: None,
-                request: request.into(),
-                author: None,
-                text: format!("{request}\n\n{answer}"),
-                content: serde_json::json!({"steps": [{"type": "text", "text": answer}]}),
-                source: None,
-            },
-        }
+        crate::testkit::record(
+            id,
+            session,
+            minute,
+            request,
+            &format!("{request}\n\n{answer}"),
+            serde_json::json!({"steps": [{"type": "text", "text": answer}]}),
+        )
     }
 
     #[test]

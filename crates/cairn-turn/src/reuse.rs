@@ -513,28 +513,21 @@ mod tests {
 
     #[test]
     fn an_answer_reused_what_it_did_not_hold_that_is_rare_and_new_to_its_session() {
-        let rec = cairn_core::NewRecord {
-            id: cairn_core::RecordId::new("r_1"),
-            framework: "claude-code".into(),
-            session_id: "s".into(),
-            project: None,
-            cwd: None,
-            model: None,
-            outcome: cairn_core::Outcome::Success,
-            started_at: chrono::DateTime::from_timestamp(1_780_000_000, 0).unwrap_or_default(),
-            ended_at: None,
-            request: "why does the worker fail against staging? see worker.rs".into(),
-            author: None,
-            text: String::new(),
-            content: serde_json::json!({"steps": [
+        let rec = crate::testkit::record(
+            "r_1",
+            "s",
+            0,
+            "why does the worker fail against staging? see worker.rs",
+            "",
+            serde_json::json!({"steps": [
                 {"type": "tool", "name": "Bash", "input": {"command": "grep -rn PORT src/"},
                  "output": "src/config.rs: PORT_FALLBACK = 5432"},
                 {"type": "text", "text": "Staging listens on port 6543 (DATABASE_URL in \
                   .env.staging), not PORT_FALLBACK; worker.rs reads it. Also `cargo test` \
                   passes, and common_helper is fine."},
             ]}),
-            source: None,
-        };
+        )
+        .record;
         let (answer, own) = answer_and_own(&rec);
         for w in [
             "port:6543",
