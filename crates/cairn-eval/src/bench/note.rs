@@ -195,6 +195,7 @@ async fn vectors_id(
 /// already); returns how long it took.
 async fn build(
     paths: &Paths,
+    settings: &Settings,
     model: &str,
     rng: &mut Lcg,
     n: usize,
@@ -206,7 +207,11 @@ async fn build(
     // The records prompts ask about carry their real embedding (the others a synthetic
     // vector), so such a prompt finds its record by meaning as well as by words, as a real
     // one would.
-    let embedder = cairn_models::BertEmbedder::load(&super::search::embedder_dir(None)?)?;
+    // The service's own embedder, as its settings name it.
+    let embedder = cairn_api::models_for_eval(paths, settings)
+        .await
+        .0
+        .context("the settings name no embedding model the benchmark can load")?;
     let store = Store::open(&paths.database()).await?;
     let text = TextIndex::open(&paths.index_dir().join("text"))?;
     let vectors = EmbeddedIndex::open(&paths.index_dir().join("vectors")).map_err(backend)?;
@@ -233,7 +238,8 @@ async fn build(
             let vector = if i % HELD_EVERY == 1 {
                 held[i % PROJECTS].push(r.text.clone());
                 let text = cairn_index::unit::embed_text(&r, &r.text);
-                cairn_core::ports::Embedder::embed(&embedder, &[text.as_str()])
+                embedder
+                    .embed(&[text.as_str()])
                     .map_err(backend)?
                     .pop()
                     .context("the embedder returned no vector")?
@@ -575,8 +581,16 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     if !quiet {
         eprintln!("building a synthetic store of {} records…", args.records);
     }
-    let (build_time, held) =
-        build(&paths, &model, &mut rng, args.records, &projects, quiet).await?;
+    let (build_time, held) = build(
+        &paths,
+        &settings,
+        &model,
+        &mut rng,
+        args.records,
+        &projects,
+        quiet,
+    )
+    .await?;
     let held = &held;
     if !quiet {
         eprintln!("  built in {:.1} s", build_time.as_secs_f64());

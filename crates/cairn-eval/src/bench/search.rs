@@ -129,7 +129,7 @@ fn reset_peak_rss() {
     }
 }
 
-pub(crate) fn embedder_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+fn embedder_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     given
         .or_else(|| std::env::var_os("CAIRN__MODELS__EMBEDDER").map(PathBuf::from))
         .or_else(|| std::env::var_os("CAIRN_TEST_MODELS").map(PathBuf::from))
