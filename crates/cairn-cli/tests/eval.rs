@@ -565,6 +565,8 @@ fn bench_search_prints_one_json_object_per_step() {
             "--json",
             "--embedder",
             &model,
+            "--candidates",
+            "600",
         ])
         .output()
         .unwrap();
@@ -597,6 +599,14 @@ fn bench_search_prints_one_json_object_per_step() {
         }
         let recall = s["recall_at_10"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&recall), "{s}");
+        // `--candidates 600`: the same queries again re-scoring 600 per kind, timed, with
+        // the share of the top ten that stays (small indexes are searched nearly whole).
+        let other = s["at_candidates"].as_array().expect("at_candidates");
+        assert_eq!(other.len(), 1, "{s}");
+        assert_eq!(other[0]["candidates"], 600, "{s}");
+        assert!(other[0]["fused_p50_ms"].as_f64().unwrap() > 0.0, "{s}");
+        let agree = other[0]["agree_at_10"].as_f64().unwrap();
+        assert!((0.5..=1.0).contains(&agree), "{s}");
         assert!(
             s["fused_p50_ms"].as_f64() <= s["fused_p95_ms"].as_f64(),
             "{s}"
