@@ -1161,14 +1161,22 @@ fn aider_history() {
     );
     assert_eq!(t1.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
     assert_eq!(t3.model.as_deref(), Some("gpt-5"));
-    // The header time (local) is the first turn's start; later turns have none.
+    // The header time (local) is the start of each turn of its run (Aider writes no other).
     let header =
         chrono::NaiveDateTime::parse_from_str("2026-08-20 10:00:00", "%Y-%m-%d %H:%M:%S").unwrap();
     let expected = chrono::TimeZone::from_local_datetime(&chrono::Local, &header)
         .earliest()
         .map(|t| t.with_timezone(&chrono::Utc));
     assert_eq!(t1.started_at, expected);
-    assert_eq!(t2.started_at, None);
+    assert_eq!(t2.started_at, expected);
+    let run2_header =
+        chrono::NaiveDateTime::parse_from_str("2026-08-21 09:30:00", "%Y-%m-%d %H:%M:%S").unwrap();
+    assert_eq!(
+        t3.started_at,
+        chrono::TimeZone::from_local_datetime(&chrono::Local, &run2_header)
+            .earliest()
+            .map(|t| t.with_timezone(&chrono::Utc))
+    );
     let t1_texts = texts(t1);
     assert_eq!(t1_texts.len(), 1, "{t1_texts:?}");
     assert!(t1_texts[0].starts_with("I'll add the flag.\n\nsrc/cli.py\n```python"));

@@ -3,7 +3,7 @@
 //! The file is per project, not under the home, so [`spec`] has no roots: the caller finds the
 //! files with [`history_files_under`] in project folders it already knows. Each run starts with
 //! `# aider chat started at <YYYY-MM-DD HH:MM:SS>` (local time); that header starts a session
-//! (id = file path + header time). `#### ` lines are the user's input (consecutive ones form one
+//! (id = file path + header time) and is the time of each of its turns (Aider writes no other). `#### ` lines are the user's input (consecutive ones form one
 //! multi-line request); `> ` lines outside code fences are Aider's own output (confirmations,
 //! edits applied, command output) and become steps of a tool named `aider`; other lines are the
 //! assistant's reply.
@@ -113,9 +113,8 @@ struct State {
     line: u64,
     cwd: Option<String>,
     model: Option<String>,
-    /// When the current run started (for the first turn of the run).
+    /// When the current run started: the time of each of its turns (Aider writes no other).
     run_started: Option<Timestamp>,
-    run_has_turn: bool,
     current: Option<Turn>,
     /// Command steps seen before the first request of a run.
     pending: Vec<Step>,
@@ -133,7 +132,6 @@ impl LineParser for State {
             let stamp = rest.trim();
             self.who.session_id = format!("{}#{stamp}", self.path);
             self.run_started = local_time(stamp);
-            self.run_has_turn = false;
             self.pending.clear();
             self.last = Last::Other;
             self.fence = false;
@@ -243,12 +241,10 @@ impl State {
             }
         }
         self.close(out);
-        let started = if self.run_has_turn {
-            None
-        } else {
-            self.run_started
-        };
-        self.run_has_turn = true;
+        // Aider writes a time only at a run's start. Every turn of the run gets it: the file's
+        // modification time would date each run of a history read for the first time at the
+        // file's last write, after requests that came later in other sessions.
+        let started = self.run_started;
         let mut turn = common::new_turn(
             &self.who,
             self.line.to_string(),
