@@ -519,6 +519,34 @@ impl Service {
         dense.sync(&self.inner.store, &self.inner.workers).await
     }
 
+    /// Evaluations: embeds with `embedder` from now on, the same model as the one loaded
+    /// behind a cache of the vectors it gave before (so a corpus measured again is not
+    /// embedded again). Refused when the models are not loaded or `embedder` is another model.
+    pub async fn embed_with(&self, embedder: Arc<dyn cairn_core::ports::Embedder>) -> Result<()> {
+        self.ensure_models().await;
+        let mut slot = self.inner.dense.write().await;
+        let Some(dense) = slot.as_mut() else {
+            return Err(ApiError::new(
+                ErrorCode::Unavailable,
+                "no embedding model is loaded",
+            ));
+        };
+        if dense.embedder.model_id() != embedder.model_id()
+            || dense.embedder.dim() != embedder.dim()
+        {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "the embedder given is {} and the one loaded {}",
+                    embedder.model_id(),
+                    dense.embedder.model_id()
+                ),
+            ));
+        }
+        dense.embedder = embedder;
+        Ok(())
+    }
+
     /// Rebuilds both indexes from the logs alone (no model call). `progress(done, total)`.
     pub async fn rebuild_index(
         &self,

@@ -511,6 +511,10 @@ pub enum RankerCmd {
         /// or whose answer used or ignored them (the entries `--from-store` learns from).
         #[arg(long)]
         labels: bool,
+        /// Add the train split of this real-history corpus (`data/real`): each hand-labelled
+        /// request asked of a service holding its repository's history; folds by repository.
+        #[arg(long, value_name = "DIR", conflicts_with = "from_store")]
+        real: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -619,6 +623,15 @@ pub enum EvalCmd {
         /// request, the turns it needs, where the first of them ranked, and the top three.
         #[arg(long, value_name = "FILE")]
         rows: Option<PathBuf>,
+        /// Measure the turn note instead of retrieval: every labelled request asked of a real
+        /// service holding its repository's history, as the hook would have asked it then;
+        /// precision, hit rate and silence, with search's top three beside it.
+        #[arg(long, conflicts_with_all = ["tunings", "rows"])]
+        note: bool,
+        /// With --note: the note's ranker is this model file (as `cairn ranker train --out`
+        /// writes it, its figures beside it) instead of the shipped one.
+        #[arg(long, value_name = "FILE", requires = "note")]
+        ranker: Option<PathBuf>,
     },
     /// Distil LoCoMo conversations with the configured model provider and measure how many
     /// questions' evidence turns the items' sources cover, items per session, and model calls

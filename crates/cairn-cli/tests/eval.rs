@@ -379,6 +379,9 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     fs_err::write(&f, serde_json::to_string(&slice).unwrap()).unwrap();
     let out_model = dir.path().join("out/model.txt");
     let home = dir.path().join("home");
+    // A real-history corpus's train split too: its requests are folded by repository.
+    let real = dir.path().join("real");
+    billing_corpus(&real);
     let run = |file: &std::path::Path| {
         Command::new(BIN)
             .env("CAIRN_HOME", &home)
@@ -390,6 +393,8 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
                 file.to_str().unwrap(),
                 "--out",
                 out_model.to_str().unwrap(),
+                "--real",
+                real.to_str().unwrap(),
                 "--json",
             ])
             .output()
@@ -403,8 +408,11 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     );
     let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(t["examples"].as_u64().unwrap() > 100, "{t}");
+    // The three labelled requests' candidates (of the five records captured before them).
+    let real_candidates = t["real"].as_u64().unwrap();
+    assert!((1..=5).contains(&real_candidates), "{t}");
     let c = &t["cross_fit"];
-    assert!(c["groups"].as_u64().unwrap() >= 12, "{t}");
+    assert!(c["groups"].as_u64().unwrap() >= 15, "{t}");
     assert!(c["positives"].as_u64().unwrap() >= 1, "{t}");
     // The folds are by template, so each needed candidate is scored by a model that never
     // saw its fact: with a handful of them the AUC is a figure, not a check of learning
@@ -947,18 +955,10 @@ fn specstory_session(stamp: &str, title: &str, turns: &[(&str, &str)]) -> String
     s
 }
 
-/// `cairn eval real` on a corpus of one repository's SpecStory histories: captured by
-/// Cairn's own readers, each labelled request searched as it was asked (only what came
-/// before it), recall of its labelled turn reported for each setup, and the replay's label
-/// rule measured against the hand labels; the held-out split only when asked for; a corpus
-/// that is not one is a clear error naming the file.
-#[test]
-fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
-    let model = std::env::var("CAIRN_TEST_MODELS")
-        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
-    let corpus = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let c = corpus.path();
+/// A real-history corpus of one repository (`acme/billing`, train split) in `c`: three
+/// SpecStory sessions, and hand labels for three requests — a later session's request that
+/// needs the first session's port and file, and two that need nothing.
+fn billing_corpus(c: &std::path::Path) {
     let history = c.join("raw/acme__billing/.specstory/history");
     fs_err::create_dir_all(&history).unwrap();
     let files = [
@@ -1053,6 +1053,21 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
         .join("\n"),
     )
     .unwrap();
+}
+
+/// `cairn eval real` on a corpus of one repository's SpecStory histories: captured by
+/// Cairn's own readers, each labelled request searched as it was asked (only what came
+/// before it), recall of its labelled turn reported for each setup, and the replay's label
+/// rule measured against the hand labels; the held-out split only when asked for; a corpus
+/// that is not one is a clear error naming the file.
+#[test]
+fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let corpus = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let c = corpus.path();
+    billing_corpus(c);
     let run = |args: &[&str]| {
         Command::new(BIN)
             .env("CAIRN_HOME", home.path())
@@ -1100,6 +1115,45 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
     assert_eq!(rule["rule_need"], 1, "{rule}");
     assert_eq!(rule["precision"], 1.0, "{rule}");
     assert_eq!(rule["record_precision"], 1.0, "{rule}");
+    // The turn note on the same corpus: every labelled request asked of a service holding
+    // the history as the hook would have asked it then. The needed turn is a candidate and
+    // search's first three hold it; how many entries the note shows is the ranker's call.
+    let out = run(&["--note", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &n[0];
+    assert_eq!(f["split"], "train", "{n}");
+    assert_eq!(
+        (
+            f["requests"].as_u64(),
+            f["need"].as_u64(),
+            f["unmatched"].as_u64()
+        ),
+        (Some(3), Some(1), Some(0)),
+        "{n}"
+    );
+    assert_eq!(f["in_candidates"], 1, "{n}");
+    assert_eq!(f["in_top10"], 1, "{n}");
+    let top3 = &f["search_top3"];
+    assert_eq!(top3["hit_rate"], 1.0, "{n}");
+    // Only records captured before each request, its own session left out: one for the
+    // footer request (the second session), two for each of the third session's.
+    let entries = top3["entries"].as_u64().unwrap();
+    assert!((1..=5).contains(&entries), "only what came before: {n}");
+    let shown = f["note"]["entries"].as_u64().unwrap();
+    assert!(shown <= 9, "at most three entries a note: {n}");
+    // A model file that is not there is a clear error naming the flag.
+    let missing = run(&["--note", "--ranker", "/nonexistent/model.txt"]);
+    assert!(!missing.status.success());
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("--ranker"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
     // The held-out split is measured only by name; a split that does not exist, or a
     // folder that is not a corpus, is a clear error.
     let held = run(&["--split", "heldout", "--json"]);

@@ -26,4 +26,5 @@ pub mod personal;
 pub mod progress;
 mod ranker_data;
 pub mod real;
+pub mod real_note;
 pub mod replay;

@@ -634,7 +634,7 @@ fn is_evidence(c: &Candidate, evidence: &HashSet<String>) -> bool {
     }
 }
 
-fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+pub(crate) fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
         indicatif::ProgressStyle::with_template(&format!(
@@ -1104,6 +1104,16 @@ pub async fn eval(
     Ok(e)
 }
 
+/// What `cairn ranker train` learns from.
+pub struct Sources<'a> {
+    /// The labelled LoCoMo-format file (the owned set).
+    pub file: &'a Path,
+    /// Add this machine's labelled turn-note entries.
+    pub labels: bool,
+    /// Add the train split of this real-history corpus.
+    pub real: Option<&'a Path>,
+}
+
 /// What `cairn ranker train` wrote.
 #[derive(Debug, Serialize)]
 pub struct Trained {
@@ -1113,25 +1123,28 @@ pub struct Trained {
     pub examples: usize,
     /// Labelled entries from this machine's injection log.
     pub labels: usize,
+    /// Labelled candidates from the real corpus's train split (hand labels).
+    pub real: usize,
     /// The cross-fitted figures.
     pub cross_fit: cairn_turn::ranker::CrossFit,
     /// What the final model learned (gain and splits per input, its first tree).
     pub learned: cairn_turn::ranker::Learned,
 }
 
-/// Runs `cairn ranker train`: labels every candidate of every question of `file` (and, with
-/// `labels`, this machine's shown entries with a mark or an outcome, as `--from-store` reads
-/// them: [`crate::personal::collect`]), cross-fits and
+/// Runs `cairn ranker train`: labels every candidate of every question of the file (with
+/// `labels`, this machine's shown entries with a mark or an outcome too, as `--from-store`
+/// reads them: [`crate::personal::collect`]; with `real`, every candidate of the real corpus's
+/// train split, [`crate::real_note::each_request`], folded by repository), cross-fits and
 /// fits the LightGBM ranker, and writes its model text to `out` with the figures beside it
 /// (`<out>.json`).
 pub async fn train(
     paths: &Paths,
     settings: &Settings,
-    file: &Path,
+    sources: &Sources<'_>,
     out: Option<PathBuf>,
-    labels: bool,
     json: bool,
 ) -> anyhow::Result<Trained> {
+    let (file, labels) = (sources.file, sources.labels);
     use cairn_turn::ranker::{Example, TrainOptions};
     let all = samples(file, None)?;
     if all.iter().all(|s| ranker_data::is_owned(&s.conversation)) {
@@ -1153,6 +1166,23 @@ pub async fn train(
     })
     .await?;
     let from_file = examples.len();
+    let mut from_real = 0;
+    if let Some(dir) = sources.real {
+        // Hand labels only: the replay's rule names the right record for 5 % of what it
+        // names on this corpus (`cairn eval real`'s label_rule), too noisy to learn from.
+        crate::real_note::each_request(paths, settings, dir, "train", None, |a| {
+            for c in a.candidates {
+                examples.push(Example {
+                    group: a.group.clone(),
+                    fold: format!("repository:{}", a.repo),
+                    features: c.features.clone(),
+                    label: crate::real_note::is_needed(c, a.needed),
+                });
+                from_real += 1;
+            }
+        })
+        .await?;
+    }
     let mut from_log = 0;
     if labels {
         let store = cairn_store::Store::open(&paths.database())
@@ -1187,6 +1217,7 @@ pub async fn train(
         model: out.clone(),
         examples: from_file,
         labels: from_log,
+        real: from_real,
         cross_fit,
         learned,
     };
@@ -1197,10 +1228,11 @@ pub async fn train(
     } else {
         let c = &trained.cross_fit;
         println!(
-            "Ranker written to {} ({} candidates from {}, {} labels from the injection log)",
+            "Ranker written to {} ({} candidates from {}, {} from the real train split, {} labels from the injection log)",
             out.display(),
             from_file,
             file.display(),
+            from_real,
             from_log
         );
         println!(

@@ -40,7 +40,7 @@ const MATCH_CHARS: usize = 100;
 
 /// One source repository (`sources.json`).
 #[derive(Debug, Deserialize)]
-struct Source {
+pub(crate) struct Source {
     repo: String,
     files: Vec<SourceFile>,
 }
@@ -210,7 +210,10 @@ fn same_session(record: &Record, session: &str) -> bool {
 }
 
 /// The captured record a label points at.
-fn find<'a>(sessions: &'a BTreeMap<String, Vec<&'a Record>>, t: &TurnRef) -> Option<&'a Record> {
+pub(crate) fn find<'a>(
+    sessions: &'a BTreeMap<String, Vec<&'a Record>>,
+    t: &TurnRef,
+) -> Option<&'a Record> {
     let mut best: Option<&Record> = None;
     for recs in sessions.values() {
         if !recs.first().is_some_and(|r| same_session(r, &t.session)) {
@@ -243,8 +246,137 @@ fn find<'a>(sessions: &'a BTreeMap<String, Vec<&'a Record>>, t: &TurnRef) -> Opt
     best
 }
 
+/// The corpus's parts: its repositories, their split and the hand labels.
+pub(crate) struct RealCorpus {
+    pub(crate) sources: Vec<Source>,
+    splits: Split,
+    pub(crate) labels: HashMap<String, Vec<Label>>,
+}
+
+impl RealCorpus {
+    /// Reads `sources.json`, `split.json` and `labels/hand.jsonl` under `dir`.
+    pub(crate) fn read(dir: &Path) -> anyhow::Result<Self> {
+        let read = |name: &str| -> anyhow::Result<String> {
+            let p = dir.join(name);
+            fs_err::read_to_string(&p).with_context(|| {
+                format!(
+                    "{} is not a real-history corpus: cannot read {name}",
+                    dir.display()
+                )
+            })
+        };
+        let sources: Vec<Source> =
+            serde_json::from_str(&read("sources.json")?).context("sources.json is malformed")?;
+        let splits: Split =
+            serde_json::from_str(&read("split.json")?).context("split.json is malformed")?;
+        let mut labels: HashMap<String, Vec<Label>> = HashMap::new();
+        for (i, line) in read("labels/hand.jsonl")?.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let l: Label = serde_json::from_str(line)
+                .with_context(|| format!("labels/hand.jsonl line {}: not a label", i + 1))?;
+            labels.entry(l.repo.clone()).or_default().push(l);
+        }
+        Ok(Self {
+            sources,
+            splits,
+            labels,
+        })
+    }
+
+    /// The repositories of a split (`train` or `heldout`).
+    pub(crate) fn repos(&self, split: &str) -> &[String] {
+        if split == "train" {
+            &self.splits.train
+        } else {
+            &self.splits.heldout
+        }
+    }
+
+    /// A repository's entry in `sources.json`.
+    pub(crate) fn source(&self, repo: &str) -> anyhow::Result<&Source> {
+        self.sources
+            .iter()
+            .find(|s| s.repo == repo)
+            .with_context(|| format!("split.json names {repo}, which sources.json does not list"))
+    }
+}
+
+/// The splits `--split` names: `train`, `heldout` or both (`all`).
+pub(crate) fn splits_named(split: &str) -> anyhow::Result<Vec<&'static str>> {
+    Ok(match split {
+        "train" => vec!["train"],
+        "heldout" => vec!["heldout"],
+        "all" => vec!["train", "heldout"],
+        other => bail!("--split {other:?}: expected train, heldout or all"),
+    })
+}
+
+/// Captures a repository's history files into `store` through Cairn's own readers and
+/// scrubber, laid out in a project folder under `tmp` (a user's own histories: trusted).
+/// `say` hears a line when capture stored nothing.
+pub(crate) async fn capture_repo(
+    dir: &Path,
+    source: &Source,
+    store: &Store,
+    tmp: &Path,
+    say: &(dyn Fn(String) + Sync),
+) -> anyhow::Result<()> {
+    let repo = &source.repo;
+    let home = tmp.join("home");
+    let project: PathBuf = tmp.join("projects").join(repo.replace('/', "__"));
+    fs_err::create_dir_all(&home)?;
+    fs_err::create_dir_all(&project)?;
+    lay_out(
+        &dir.join("raw").join(repo.replace('/', "__")),
+        source,
+        &project,
+    )?;
+    let opts = PassOptions {
+        env: Env::fake(&home, &[]),
+        only: Vec::new(),
+        disabled: Vec::new(),
+        settle: Duration::ZERO,
+        internal_dirs: Vec::new(),
+        forget: Default::default(),
+        aider_folders: vec![project.clone()],
+        specstory_folders: vec![project.clone()],
+        // Public repositories' committed histories are this evaluation's data.
+        trusted_history_folders: vec![project.clone()],
+        batch: Default::default(),
+    };
+    let report = cairn_capture::pass::run(store, &opts, &|_| {})
+        .await
+        .with_context(|| format!("capturing {repo}"))?;
+    let added: u64 = report.frameworks.iter().map(|f| f.added).sum();
+    if added == 0 {
+        say(format!(
+            "{repo}: capture stored nothing ({:?}; warnings: {})",
+            report.frameworks,
+            report.warnings.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// Records by session, each session's in the order they were asked.
+pub(crate) fn sessions_of(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
+    let mut sessions: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        sessions
+            .entry(r.record.session_id.clone())
+            .or_default()
+            .push(r);
+    }
+    for recs in sessions.values_mut() {
+        recs.sort_by_key(|r| (r.record.started_at, r.seq));
+    }
+    sessions
+}
+
 /// Every current record of a store.
-async fn all_records(store: &Store) -> anyhow::Result<Vec<Record>> {
+pub(crate) async fn all_records(store: &Store) -> anyhow::Result<Vec<Record>> {
     let mut out = Vec::new();
     let mut after = 0;
     loop {
@@ -316,34 +448,8 @@ pub async fn run(
     tunings: &[String],
     rows: Option<&Path>,
 ) -> anyhow::Result<Vec<SplitFigures>> {
-    let wanted: Vec<&str> = match split {
-        "train" => vec!["train"],
-        "heldout" => vec!["heldout"],
-        "all" => vec!["train", "heldout"],
-        other => bail!("--split {other:?}: expected train, heldout or all"),
-    };
-    let read = |name: &str| -> anyhow::Result<String> {
-        let p = dir.join(name);
-        fs_err::read_to_string(&p).with_context(|| {
-            format!(
-                "{} is not a real-history corpus: cannot read {name}",
-                dir.display()
-            )
-        })
-    };
-    let sources: Vec<Source> =
-        serde_json::from_str(&read("sources.json")?).context("sources.json is malformed")?;
-    let splits: Split =
-        serde_json::from_str(&read("split.json")?).context("split.json is malformed")?;
-    let mut labels: HashMap<String, Vec<Label>> = HashMap::new();
-    for (i, line) in read("labels/hand.jsonl")?.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let l: Label = serde_json::from_str(line)
-            .with_context(|| format!("labels/hand.jsonl line {}: not a label", i + 1))?;
-        labels.entry(l.repo.clone()).or_default().push(l);
-    }
+    let wanted = splits_named(split)?;
+    let corpus = RealCorpus::read(dir)?;
     let setups = setups_from(tunings, real_setups)?;
     let models = eval_models(paths, settings).await;
     let setups = runnable(setups, &models);
@@ -355,17 +461,12 @@ pub async fn run(
         None => None,
     };
     for name in wanted {
-        let repos = if name == "train" {
-            &splits.train
-        } else {
-            &splits.heldout
-        };
         let figures = measure(
             dir,
             name,
-            repos,
-            &sources,
-            &labels,
+            corpus.repos(name),
+            &corpus.sources,
+            &corpus.labels,
             &setups,
             &models,
             row_file.as_mut().map(|w| w as &mut dyn std::io::Write),
@@ -411,55 +512,16 @@ async fn measure(
             bail!("split.json names {repo}, which sources.json does not list");
         };
         let tmp = tempfile::tempdir()?;
-        let home = tmp.path().join("home");
-        let project: PathBuf = tmp.path().join("projects").join(repo.replace('/', "__"));
-        fs_err::create_dir_all(&home)?;
-        fs_err::create_dir_all(&project)?;
-        lay_out(
-            &dir.join("raw").join(repo.replace('/', "__")),
-            source,
-            &project,
-        )?;
         let store = Store::open(&tmp.path().join("cairn.db")).await?;
-        let opts = PassOptions {
-            env: Env::fake(&home, &[]),
-            only: Vec::new(),
-            disabled: Vec::new(),
-            settle: Duration::ZERO,
-            internal_dirs: Vec::new(),
-            forget: Default::default(),
-            aider_folders: vec![project.clone()],
-            specstory_folders: vec![project.clone()],
-            // Public repositories' committed histories are this evaluation's data.
-            trusted_history_folders: vec![project.clone()],
-            batch: Default::default(),
-        };
-        let report = cairn_capture::pass::run(&store, &opts, &|_| {})
-            .await
-            .with_context(|| format!("capturing {repo}"))?;
-        let added: u64 = report.frameworks.iter().map(|f| f.added).sum();
-        if added == 0 {
-            bar.suspend(|| {
-                eprintln!(
-                    "{repo}: capture stored nothing ({:?}; warnings: {})",
-                    report.frameworks,
-                    report.warnings.join("; ")
-                )
-            });
-        }
+        let said = bar.clone();
+        capture_repo(dir, source, &store, tmp.path(), &|line| {
+            said.suspend(|| eprintln!("{line}"))
+        })
+        .await?;
         let (text, vectors) = index_store(&store, tmp.path(), models).await?;
         let records = all_records(&store).await?;
         records_total += records.len();
-        let mut sessions: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
-        for r in &records {
-            sessions
-                .entry(r.record.session_id.clone())
-                .or_default()
-                .push(r);
-        }
-        for recs in sessions.values_mut() {
-            recs.sort_by_key(|r| (r.record.started_at, r.seq));
-        }
+        let sessions = sessions_of(&records);
         let rule = cairn_turn::labels_from_use(&records);
         for label in labels.get(repo).into_iter().flatten() {
             labelled += 1;

@@ -44,8 +44,28 @@ pub async fn run(ctx: &Ctx, what: EvalCmd) -> Result<(), Failure> {
             dir,
             split,
             json,
+            note: true,
+            ranker,
+            ..
+        } => cairn_eval::real_note::run(
+            &ctx.paths,
+            &ctx.settings,
+            &dir,
+            &split,
+            ranker.as_deref(),
+            json,
+        )
+        .await
+        .map(|_| ())
+        .map_err(Failure::from),
+        EvalCmd::Real {
+            dir,
+            split,
+            json,
             tunings,
             rows,
+            note: false,
+            ..
         } => real::run(
             &ctx.paths,
             &ctx.settings,

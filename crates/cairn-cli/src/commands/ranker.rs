@@ -26,13 +26,19 @@ pub async fn run(ctx: &Ctx, what: RankerCmd) -> Result<(), Failure> {
             file,
             out,
             labels,
+            real,
             json,
             ..
         } => {
             let file = file.ok_or_else(|| {
                 Failure::from(anyhow::anyhow!("give a labelled file or --from-store"))
             })?;
-            cairn_eval::note::train(&ctx.paths, &ctx.settings, &file, out, labels, json)
+            let sources = cairn_eval::note::Sources {
+                file: &file,
+                labels,
+                real: real.as_deref(),
+            };
+            cairn_eval::note::train(&ctx.paths, &ctx.settings, &sources, out, json)
                 .await
                 .map(|_| ())
                 .map_err(Failure::from)

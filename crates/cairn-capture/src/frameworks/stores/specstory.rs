@@ -1006,7 +1006,10 @@ mod tests {
             Path::new("/p/.specstory/history/2025-09-05_20-15Z-run-viewer-tests.md"),
             text,
         );
-        let times: Vec<_> = turns.iter().map(|t| (t.request.as_str(), t.started_at)).collect();
+        let times: Vec<_> = turns
+            .iter()
+            .map(|t| (t.request.as_str(), t.started_at))
+            .collect();
         assert_eq!(
             times,
             [

@@ -1,0 +1,323 @@
+//! The turn note on real histories (`cairn eval real --note`), and the real corpus's train
+//! split as ranker examples (`cairn ranker train --real DIR`).
+//!
+//! Each repository's histories are captured into a real service in a temporary home (its
+//! store, keyword index and embedded vector index, the models the settings name; vectors
+//! come from the evaluations' cache when it has them). Every hand-labelled request is then
+//! asked of that service exactly as the hook would have asked it at that moment
+//! (`turn_note_whole`, dry run): its own session named, so left out, its project and
+//! framework, its time, so only what was captured before it is a candidate. A candidate is
+//! needed when it is a turn the hand labels name, or an item sourced from one.
+//!
+//! The figures are the issue's targets for the note on real data: precision of the shown
+//! entries, silence on requests needing nothing, hit rate of the requests needing an earlier
+//! turn (of all of them, and of those whose needed turn the retriever's top 10 holds), and
+//! plain search's top 3 beside it — the first three candidates in the retriever's order,
+//! shown with no ranker and no bar.
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::Context;
+use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
+use cairn_config::{Paths, Settings};
+use cairn_core::api::{TurnNote, TurnNoteReq};
+use cairn_turn::Candidate;
+use cairn_turn::note::Kind;
+use serde::Serialize;
+
+use crate::real::{RealCorpus, all_records, capture_repo, find, sessions_of, splits_named};
+
+/// One labelled request asked of its repository's memory.
+pub struct Asked<'a> {
+    /// `owner/name`.
+    pub repo: &'a str,
+    /// The request's key (repository and position among its labels).
+    pub group: String,
+    /// The record ids the hand labels say it needs (empty: it needs nothing earlier).
+    pub needed: &'a HashSet<String>,
+    /// The note the service gave.
+    pub note: &'a TurnNote,
+    /// Every candidate behind it, in the retriever's order.
+    pub candidates: &'a [Candidate],
+}
+
+/// Whether a candidate is one of the needed records or an item sourced from one.
+pub fn is_needed(c: &Candidate, needed: &HashSet<String>) -> bool {
+    match c.meta.kind {
+        Kind::Record => needed.contains(&c.meta.id),
+        Kind::Item => c.sources.iter().any(|s| needed.contains(s)),
+        Kind::Note => false,
+    }
+}
+
+/// Asks every hand-labelled request of one split's repositories; `visit` sees each. A
+/// request, or a needed turn, that matches no captured record is left out; so is a needed
+/// turn captured at or after the request. Returns the labels left out.
+pub async fn each_request(
+    paths: &Paths,
+    settings: &Settings,
+    dir: &Path,
+    split: &str,
+    ranker: Option<&Path>,
+    mut visit: impl FnMut(&Asked<'_>),
+) -> anyhow::Result<usize> {
+    let corpus = RealCorpus::read(dir)?;
+    let repos = corpus.repos(split);
+    let models = crate::locomo::eval_models(paths, settings).await;
+    let total: usize = repos
+        .iter()
+        .map(|r| corpus.labels.get(r).map_or(0, Vec::len))
+        .sum();
+    let bar = crate::note::progress(total as u64, "requests");
+    let mut unmatched = 0;
+    for repo in repos {
+        bar.set_message(format!("({split}: {repo}, capturing and indexing)"));
+        let source = corpus.source(repo)?;
+        let tmp = tempfile::tempdir().context("cannot make a temporary home")?;
+        let home = Paths::under(&tmp.path().join("cairn"));
+        home.create_all()
+            .context("cannot create the temporary home's folders")?;
+        if let Some(model) = ranker {
+            // Where the service looks for this machine's own model (and its figures).
+            let to = home.ranker_model();
+            if let Some(parent) = to.parent() {
+                fs_err::create_dir_all(parent)?;
+            }
+            fs_err::copy(model, &to).with_context(|| format!("--ranker {}", model.display()))?;
+            let figures = model.with_extension("json");
+            if figures.is_file() {
+                fs_err::copy(&figures, to.with_extension("json"))?;
+            }
+        }
+        let service = Service::load(&ServiceOptions {
+            paths: home.clone(),
+            settings: settings.clone(),
+            config_file: home.config_file(),
+            host: ServiceHost::Direct,
+            serve_http: false,
+            ui_dir: None,
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start a service for {repo}: {e}"))?;
+        if let Some(cached) = &models.embedder {
+            service
+                .embed_with(cached.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot use the embedding cache for {repo}: {e}"))?;
+        }
+        let said = bar.clone();
+        capture_repo(dir, source, service.store(), tmp.path(), &|line| {
+            said.suspend(|| eprintln!("{line}"));
+        })
+        .await?;
+        service
+            .sync_index()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot index {repo}: {e}"))?;
+        service
+            .sync_dense()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot embed {repo}: {e}"))?;
+        bar.set_message(format!("({split}: {repo})"));
+        let records = all_records(service.store()).await?;
+        let sessions = sessions_of(&records);
+        for (i, label) in corpus.labels.get(repo).into_iter().flatten().enumerate() {
+            bar.inc(1);
+            let Some(asked) = find(&sessions, &label.at) else {
+                unmatched += 1;
+                continue;
+            };
+            let at = asked.record.started_at;
+            let needed: HashSet<String> = label
+                .needed
+                .iter()
+                .filter_map(|t| find(&sessions, t))
+                .filter(|r| r.record.started_at < at)
+                .map(|r| r.record.id.as_str().to_owned())
+                .collect();
+            unmatched += label.needed.len() - needed.len();
+            if !label.needed.is_empty() && needed.is_empty() {
+                continue;
+            }
+            let req = TurnNoteReq {
+                framework: asked.record.framework.clone(),
+                project: asked.record.project.clone(),
+                session_id: Some(asked.record.session_id.clone()),
+                turn_id: None,
+                prompt: asked.record.request.clone(),
+                context: Vec::new(),
+                dry_run: true,
+                at: Some(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            };
+            let (note, candidates) = service
+                .turn_note_whole(req)
+                .await
+                .map_err(|e| anyhow::anyhow!("the turn note failed in {repo}: {e}"))?;
+            visit(&Asked {
+                repo,
+                group: format!("real:{repo}:{i}"),
+                needed: &needed,
+                note: &note,
+                candidates: &candidates,
+            });
+        }
+    }
+    bar.finish_and_clear();
+    models.say_cache();
+    Ok(unmatched)
+}
+
+/// A note's (or search's top three's) figures over one split's requests.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Shown {
+    /// Entries shown.
+    pub entries: usize,
+    /// Share of them that are needed.
+    pub precision: f64,
+    /// Share of the requests needing an earlier turn whose entries hold one.
+    pub hit_rate: f64,
+    /// The same, of the requests whose needed turn the retriever's top 10 holds.
+    pub hit_rate_reachable: f64,
+    /// Share of the requests needing nothing that are shown nothing.
+    pub silence: f64,
+    /// Share of all requests shown something.
+    pub with_note: f64,
+}
+
+/// `cairn eval real --note`: one split's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct RealNoteFigures {
+    /// `train` or `heldout`.
+    pub split: String,
+    /// Requests asked.
+    pub requests: usize,
+    /// Of those, needing an earlier turn (one of them captured before it).
+    pub need: usize,
+    /// Of those, whose needed turn is among the note's candidates at all.
+    pub in_candidates: usize,
+    /// Of those, whose needed turn is in the retriever's top 10.
+    pub in_top10: usize,
+    /// Labels that matched no record captured before their request, left out.
+    pub unmatched: usize,
+    /// The turn note as the service gives it.
+    pub note: Shown,
+    /// Search's first three candidates, shown with no ranker and no bar.
+    pub search_top3: Shown,
+}
+
+#[derive(Default)]
+struct Tally {
+    entries: usize,
+    right: usize,
+    need: usize,
+    hits: usize,
+    reachable: usize,
+    reachable_hits: usize,
+    none: usize,
+    silent: usize,
+    requests: usize,
+    with_note: usize,
+}
+
+impl Tally {
+    fn add(&mut self, shown: &[&Candidate], needed: &HashSet<String>, reachable: bool) {
+        self.requests += 1;
+        self.entries += shown.len();
+        let right = shown.iter().filter(|c| is_needed(c, needed)).count();
+        self.right += right;
+        self.with_note += usize::from(!shown.is_empty());
+        if needed.is_empty() {
+            self.none += 1;
+            self.silent += usize::from(shown.is_empty());
+        } else {
+            self.need += 1;
+            self.hits += usize::from(right > 0);
+            if reachable {
+                self.reachable += 1;
+                self.reachable_hits += usize::from(right > 0);
+            }
+        }
+    }
+
+    fn figures(&self) -> Shown {
+        let share = |a: usize, n: usize| if n == 0 { 0.0 } else { a as f64 / n as f64 };
+        Shown {
+            entries: self.entries,
+            precision: share(self.right, self.entries),
+            hit_rate: share(self.hits, self.need),
+            hit_rate_reachable: share(self.reachable_hits, self.reachable),
+            silence: share(self.silent, self.none),
+            with_note: share(self.with_note, self.requests),
+        }
+    }
+}
+
+/// Runs `cairn eval real --note` over the splits `split` names and prints the figures; with
+/// `ranker`, the note uses that model file (and the figures beside it, for its bar) instead
+/// of the shipped one.
+pub async fn run(
+    paths: &Paths,
+    settings: &Settings,
+    dir: &Path,
+    split: &str,
+    ranker: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<Vec<RealNoteFigures>> {
+    let mut out = Vec::new();
+    for name in splits_named(split)? {
+        let (mut note, mut top3) = (Tally::default(), Tally::default());
+        let (mut in_candidates, mut in_top10) = (0, 0);
+        let unmatched = each_request(paths, settings, dir, name, ranker, |a| {
+            let reachable = a.candidates.iter().take(10).any(|c| is_needed(c, a.needed));
+            if !a.needed.is_empty() {
+                in_candidates += usize::from(a.candidates.iter().any(|c| is_needed(c, a.needed)));
+                in_top10 += usize::from(reachable);
+            }
+            let shown: Vec<&Candidate> = a.candidates.iter().filter(|c| c.shown).collect();
+            debug_assert_eq!(shown.len(), a.note.entries.len());
+            note.add(&shown, a.needed, reachable);
+            let first: Vec<&Candidate> = a.candidates.iter().take(3).collect();
+            top3.add(&first, a.needed, reachable);
+        })
+        .await?;
+        out.push(RealNoteFigures {
+            split: name.to_owned(),
+            requests: note.requests,
+            need: note.need,
+            in_candidates,
+            in_top10,
+            unmatched,
+            note: note.figures(),
+            search_top3: top3.figures(),
+        });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for f in &out {
+            println!(
+                "{} split: {} requests asked, {} needing an earlier turn ({} of them among the \
+                 note's candidates, {} in the retriever's top 10; {} labels unmatched, left out)",
+                f.split, f.requests, f.need, f.in_candidates, f.in_top10, f.unmatched
+            );
+            println!(
+                "{:<12} {:>8} {:>10} {:>9} {:>16} {:>8} {:>10}",
+                "", "entries", "precision", "hit rate", "hit rate (top10)", "silence", "with note"
+            );
+            for (name, s) in [("turn note", &f.note), ("search top 3", &f.search_top3)] {
+                println!(
+                    "{:<12} {:>8} {:>10.3} {:>9.3} {:>16.3} {:>8.3} {:>10.3}",
+                    name,
+                    s.entries,
+                    s.precision,
+                    s.hit_rate,
+                    s.hit_rate_reachable,
+                    s.silence,
+                    s.with_note
+                );
+            }
+            println!();
+        }
+    }
+    Ok(out)
+}
