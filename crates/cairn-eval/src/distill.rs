@@ -105,11 +105,7 @@ pub async fn run(
         model: provider.model().to_owned(),
         ..DistillEval::default()
     };
-    let bar = indicatif::ProgressBar::new(convs.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} conversations {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(convs.len() as u64, "conversations");
     let (mut any, mut all, mut turns_total, mut turns_covered) = (0usize, 0usize, 0usize, 0usize);
     let mut cat: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for conv in convs {

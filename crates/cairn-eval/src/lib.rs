@@ -7,8 +7,9 @@
 //! - Evaluations measure the product through its own code (capture's readers, the store, the
 //!   service's indexing, `cairn-recall`'s retriever, a real service per conversation): LoCoMo
 //!   retrieval recall ([`locomo`]), the turn note and its ranker's training ([`note`], over the
-//!   owned set's sessions written by `ranker_data`), real coding-agent histories ([`real`]),
-//!   the replay of the user's own history through the service ([`replay`]) and distillation
+//!   owned set's sessions written by `ranker_data`), real coding-agent histories ([`real`] for
+//!   retrieval, [`real_note`] for the turn note and the ranker's real training examples), the
+//!   replay of the user's own history through the service ([`replay`]) and distillation
 //!   ([`distill`]). Vectors an evaluation computed are kept on disk by `embed_cache`.
 //! - Benchmarks print figures and assert nothing ([`bench`]): capture, distillation's model
 //!   calls, search at scale, the turn note and the hook, the replay's duration. Those that

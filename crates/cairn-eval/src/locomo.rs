@@ -371,15 +371,12 @@ pub async fn locomo(
     // (setup, k, category, evidence kind) → tally
     let mut tallies: BTreeMap<(String, usize, String, String), Tally> = BTreeMap::new();
     let mut times: HashMap<String, Vec<f64>> = HashMap::new();
-    let bar = indicatif::ProgressBar::new(
+    let bar = crate::progress::bar(
         convs
             .iter()
             .map(|c| c["qa"].as_array().map_or(0, Vec::len) as u64)
             .sum(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} questions {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        "questions",
     );
     for conv in convs {
         let sample = conv["sample_id"]

@@ -634,17 +634,6 @@ fn is_evidence(c: &Candidate, evidence: &HashSet<String>) -> bool {
     }
 }
 
-pub(crate) fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(&format!(
-            "{{bar:40}} {{pos}}/{{len}} {what} {{msg}}"
-        ))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 /// What one answer is: its group (the request), its fold key, and whether it is foreign.
 struct Answer<'a> {
     group: &'a str,
@@ -673,7 +662,7 @@ async fn each_answer(
         } else {
             0
         };
-    let bar = progress(total as u64, "questions");
+    let bar = crate::progress::bar(total as u64, "questions");
     for (i, sample) in samples.iter().enumerate() {
         bar.set_message(format!("({}: indexing)", sample.id));
         let mem = remember(sample, settings).await?;

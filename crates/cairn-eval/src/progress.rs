@@ -1,4 +1,5 @@
-//! A long service call with the progress of the worker doing it on a bar (standard error).
+//! A long service call with the progress of the worker doing it on a bar (standard error),
+//! and the bar an evaluation counts its own steps on.
 use std::io::IsTerminal;
 
 use cairn_api::{ApiError, Backend};
@@ -62,4 +63,16 @@ pub async fn call_with_progress_req<Req: serde::Serialize, Res: serde::de::Deser
             }
         }
     }
+}
+
+/// A bar of `len` steps counting `what` (standard error), with a message after it.
+pub(crate) fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {what} {{msg}}"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
 }

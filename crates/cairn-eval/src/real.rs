@@ -501,11 +501,7 @@ async fn measure(
     let mut tallies: Vec<Tally> = setups.iter().map(|_| Tally::default()).collect();
     let (mut records_total, mut labelled, mut need, mut unmatched) = (0, 0, 0, 0);
     let mut agreement = Agreement::default();
-    let bar = indicatif::ProgressBar::new(repos.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} repositories {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = crate::progress::bar(repos.len() as u64, "repositories");
     for repo in repos {
         bar.set_message(format!("({name}: {repo})"));
         let Some(source) = sources.iter().find(|s| &s.repo == repo) else {

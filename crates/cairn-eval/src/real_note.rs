@@ -68,7 +68,7 @@ pub async fn each_request(
         .iter()
         .map(|r| corpus.labels.get(r).map_or(0, Vec::len))
         .sum();
-    let bar = crate::note::progress(total as u64, "requests");
+    let bar = crate::progress::bar(total as u64, "requests");
     let mut unmatched = 0;
     for repo in repos {
         bar.set_message(format!("({split}: {repo}, capturing and indexing)"));
