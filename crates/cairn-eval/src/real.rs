@@ -375,6 +375,25 @@ pub(crate) fn sessions_of(records: &[Record]) -> BTreeMap<String, Vec<&Record>> 
     sessions
 }
 
+/// The captured record a label's request is, and the ids of the turns it needs that were
+/// captured before it (a needed turn that matches none, or came at or after it, is left
+/// out); none when the request matches no record.
+pub(crate) fn resolve<'a>(
+    sessions: &'a BTreeMap<String, Vec<&'a Record>>,
+    label: &Label,
+) -> Option<(&'a Record, Vec<String>)> {
+    let asked = find(sessions, &label.at)?;
+    let at = asked.record.started_at;
+    let needed = label
+        .needed
+        .iter()
+        .filter_map(|t| find(sessions, t))
+        .filter(|r| r.record.started_at < at)
+        .map(|r| r.record.id.as_str().to_owned())
+        .collect();
+    Some((asked, needed))
+}
+
 /// Every current record of a store.
 pub(crate) async fn all_records(store: &Store) -> anyhow::Result<Vec<Record>> {
     let mut out = Vec::new();
@@ -522,18 +541,11 @@ async fn measure(
         for label in labels.get(repo).into_iter().flatten() {
             labelled += 1;
             need += usize::from(!label.needed.is_empty());
-            let Some(asked) = find(&sessions, &label.at) else {
+            let Some((asked, needed)) = resolve(&sessions, label) else {
                 unmatched += 1;
                 continue;
             };
             let at = asked.record.started_at;
-            let needed: Vec<String> = label
-                .needed
-                .iter()
-                .filter_map(|t| find(&sessions, t))
-                .filter(|r| r.record.started_at < at)
-                .map(|r| r.record.id.as_str().to_owned())
-                .collect();
             unmatched += label.needed.len() - needed.len();
             let ruled = rule
                 .get(asked.record.id.as_str())

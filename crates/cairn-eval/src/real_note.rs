@@ -25,7 +25,7 @@ use cairn_turn::Candidate;
 use cairn_turn::note::Kind;
 use serde::Serialize;
 
-use crate::real::{RealCorpus, all_records, capture_repo, find, sessions_of, splits_named};
+use crate::real::{RealCorpus, all_records, capture_repo, resolve, sessions_of, splits_named};
 
 /// One labelled request asked of its repository's memory.
 pub struct Asked<'a> {
@@ -123,19 +123,13 @@ pub async fn each_request(
         let sessions = sessions_of(&records);
         for (i, label) in corpus.labels.get(repo).into_iter().flatten().enumerate() {
             bar.inc(1);
-            let Some(asked) = find(&sessions, &label.at) else {
+            let Some((asked, needed)) = resolve(&sessions, label) else {
                 unmatched += 1;
                 continue;
             };
             let at = asked.record.started_at;
-            let needed: HashSet<String> = label
-                .needed
-                .iter()
-                .filter_map(|t| find(&sessions, t))
-                .filter(|r| r.record.started_at < at)
-                .map(|r| r.record.id.as_str().to_owned())
-                .collect();
             unmatched += label.needed.len() - needed.len();
+            let needed: HashSet<String> = needed.into_iter().collect();
             if !label.needed.is_empty() && needed.is_empty() {
                 continue;
             }
