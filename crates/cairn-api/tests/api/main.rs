@@ -2,6 +2,7 @@
 //! over raw TCP and through the real client.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
+mod embed_with;
 mod fake_judge;
 mod files;
 mod llm_settings;
