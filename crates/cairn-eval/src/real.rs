@@ -248,7 +248,7 @@ pub(crate) fn find<'a>(
 
 /// The corpus's parts: its repositories, their split and the hand labels.
 pub(crate) struct RealCorpus {
-    pub(crate) sources: Vec<Source>,
+    sources: Vec<Source>,
     splits: Split,
     pub(crate) labels: HashMap<String, Vec<Label>>,
 }
@@ -483,9 +483,7 @@ pub async fn run(
         let figures = measure(
             dir,
             name,
-            corpus.repos(name),
-            &corpus.sources,
-            &corpus.labels,
+            &corpus,
             &setups,
             &models,
             row_file.as_mut().map(|w| w as &mut dyn std::io::Write),
@@ -503,29 +501,22 @@ pub async fn run(
 }
 
 /// One split measured.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the corpus's parts, read once by the caller"
-)]
 async fn measure(
     dir: &Path,
     name: &str,
-    repos: &[String],
-    sources: &[Source],
-    labels: &HashMap<String, Vec<Label>>,
+    corpus: &RealCorpus,
     setups: &[Setup],
     models: &Models,
     mut rows: Option<&mut dyn std::io::Write>,
 ) -> anyhow::Result<SplitFigures> {
+    let repos = corpus.repos(name);
     let mut tallies: Vec<Tally> = setups.iter().map(|_| Tally::default()).collect();
     let (mut records_total, mut labelled, mut need, mut unmatched) = (0, 0, 0, 0);
     let mut agreement = Agreement::default();
     let bar = crate::progress::bar(repos.len() as u64, "repositories");
     for repo in repos {
         bar.set_message(format!("({name}: {repo})"));
-        let Some(source) = sources.iter().find(|s| &s.repo == repo) else {
-            bail!("split.json names {repo}, which sources.json does not list");
-        };
+        let source = corpus.source(repo)?;
         let tmp = tempfile::tempdir()?;
         let store = Store::open(&tmp.path().join("cairn.db")).await?;
         let said = bar.clone();
@@ -538,7 +529,7 @@ async fn measure(
         records_total += records.len();
         let sessions = sessions_of(&records);
         let rule = cairn_turn::labels_from_use(&records);
-        for label in labels.get(repo).into_iter().flatten() {
+        for label in corpus.labels.get(repo).into_iter().flatten() {
             labelled += 1;
             need += usize::from(!label.needed.is_empty());
             let Some((asked, needed)) = resolve(&sessions, label) else {
