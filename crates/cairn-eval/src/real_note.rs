@@ -4,10 +4,13 @@
 //! Each repository's histories are captured into a real service in a temporary home (its
 //! store, keyword index and embedded vector index, the models the settings name; vectors
 //! come from the evaluations' cache when it has them). Every hand-labelled request is then
-//! asked of that service exactly as the hook would have asked it at that moment
+//! asked of that service as the hook would have asked it at that moment
 //! (`turn_note_whole`, dry run): its own session named, so left out, its project and
 //! framework, its time, so only what was captured before it is a candidate. A candidate is
-//! needed when it is a turn the hand labels name, or an item sourced from one.
+//! needed when it is a turn the hand labels name, or an item sourced from one. The framework
+//! is the one capture gives the history (`specstory`, `aider`), which every candidate of a
+//! repository shares: `same_framework` is 1 throughout these requests, where a hook in use
+//! would name the agent (`cursor`, `claude-code`) and see 0 for these records.
 //!
 //! The figures are the targets for the note on real data: precision of the shown
 //! entries, silence on requests needing nothing, hit rate of the requests needing an earlier
