@@ -4,8 +4,7 @@
 For every crate under crates/ (and src-tauri/), each top-level module (`foo.rs` or `foo/`,
 with everything under it) is a node; `crate::foo…` in another module's code is an edge
 (`crate::Name` counts toward the module the crate root re-exports `Name` from). Test
-modules (`#[cfg(test)] mod tests`) are left out: a test may reach across. A circle not in
-[`RATCHET`]
+modules (`#[cfg(test)] mod tests`) are left out: a test may reach across. A circle
 (modules that reach each other, directly or through others) is printed with one reference
 for each of its edges, and the check fails. Prints "ok: …" otherwise.
 """
@@ -15,16 +14,6 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# The one circle left, allowed to shrink and never to grow: cairn-api's capability modules
-# add methods to `Service` (`impl Service` in each) while the service dispatches to them. It
-# goes as each capability moves into a crate of its own behind the thin host (ARCHITECTURE.md).
-# Any other circle, or a module joining this one, fails the check.
-RATCHET = {
-    "cairn-api": {
-        "client", "dense", "distill_api", "http", "instance", "items_api", "llm_api",
-        "memory_api", "models", "notes_api", "service", "workers",
-    },
-}
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -178,7 +167,7 @@ def crate_cycles(src: pathlib.Path) -> list[str]:
                 comp.append(w)
                 if w == v:
                     break
-            if len(comp) > 1 and not set(comp) <= RATCHET.get(src.parent.name, set()):
+            if len(comp) > 1:
                 comps.append(sorted(comp))
 
     sys.setrecursionlimit(10_000)
@@ -206,7 +195,7 @@ def main() -> int:
             print(f"error: an import circle between modules of {p}", file=sys.stderr)
         print("Break each circle: move what both sides need into a module both may use, or one way only.", file=sys.stderr)
         return 1
-    print(f"ok: no import circle between the modules of {len(crates)} crates but the one RATCHET allows in cairn-api, not grown")
+    print(f"ok: no import circle between the modules of {len(crates)} crates")
     return 0
 
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use cairn_config::{Paths, Settings};
 use cairn_core::api::Status;
 
-use crate::service::{StartError, open_direct};
+use crate::handle::{StartError, open_direct};
 use crate::{ApiError, Client, InstanceLock, LockError, Result, Service, StartIntent};
 
 /// How long a CLI call waits for a service that is starting before it gives up.

@@ -8,6 +8,7 @@ use cairn_core::{Record, VectorKind};
 use cairn_store::{Store, StoredVector};
 use serde::{Deserialize, Serialize};
 
+use crate::board::INDEXING;
 use crate::{ApiError, Result, WorkerBoard};
 
 /// The store setting that says how far the dense index is, and for which model.
@@ -15,8 +16,6 @@ const STATE_KEY: &str = "index.dense";
 /// Records embedded per batch: small enough that the indexing worker, which takes the
 /// store's write permit per batch, lets Clear or a stop through within about a second.
 const BATCH: u64 = 16;
-/// The worker board's name for this work.
-pub(crate) const INDEXING: &str = "indexing";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct State {

@@ -14,10 +14,9 @@ use cairn_core::api::{
 use cairn_distill::{Distiller, RunReport, Settle};
 use cairn_llm::{CallError, Llm, Policy};
 
+use crate::board::DISTILLATION;
 use crate::{ApiError, Result, Service};
 
-/// The worker's name on the board.
-pub(crate) const DISTILLATION: &str = "distillation";
 /// How often the worker looks for settled windows.
 const CHECK_EVERY: Duration = Duration::from_secs(30 * 60);
 /// No turn captured for this long: the user is not at work in an agent.

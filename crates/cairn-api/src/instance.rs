@@ -15,7 +15,8 @@ use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::client::{Client, ServiceFile};
+use crate::client::Client;
+use crate::service_file::ServiceFile;
 
 /// How long [`InstanceLock::acquire`] waits for a holder that is not a live service.
 pub const LOCK_WAIT: Duration = Duration::from_secs(10);

@@ -26,35 +26,43 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod board;
 mod client;
 pub mod dense;
 pub mod distill_api;
 mod error;
 mod export_api;
 mod firstrun_api;
+mod handle;
 pub mod http;
 mod instance;
 mod integrations;
 pub mod items_api;
+mod items_index;
 pub mod llm_api;
 pub mod logging;
 mod memory_api;
 mod migrate_api;
 mod models;
 mod notes_api;
+mod notes_index;
+mod pause;
 mod profiles_api;
 mod query_memo;
 mod review_api;
 mod service;
+mod service_file;
 mod skills_api;
 mod tools;
 mod turn_api;
 mod workers;
 
 pub use backend::{Backend, Reconnect, SharedBackend};
-pub use client::{Client, ServiceFile};
+pub use board::WorkerBoard;
+pub use client::Client;
 pub use error::{ApiError, Result};
+pub use handle::{ServiceHandle, StartError};
 pub use instance::{InstanceLock, LockError, StartIntent};
 pub use models::models_for_eval;
-pub use service::{Host, Service, ServiceHandle, ServiceOptions, StartError};
-pub use workers::WorkerBoard;
+pub use service::{Host, Service, ServiceOptions};
+pub use service_file::ServiceFile;

@@ -325,10 +325,11 @@ impl Service {
             .await?
             .map_err(|e| ApiError::internal(format!("the model settings were not saved: {e}")))?;
         tracing::info!(provider = %checked.provider, "model provider settings saved");
-        let idle =
-            self.workers().snapshot().iter().any(|w| {
-                w.name == crate::distill_api::DISTILLATION && w.state == WorkerState::Idle
-            });
+        let idle = self
+            .workers()
+            .snapshot()
+            .iter()
+            .any(|w| w.name == crate::board::DISTILLATION && w.state == WorkerState::Idle);
         if idle {
             let detail = if checked.provider.is_empty() {
                 "no model provider is set: conversations stay searchable, items wait"
@@ -336,7 +337,7 @@ impl Service {
                 "distils settled conversations when the machine is quiet"
             };
             self.workers().report(
-                crate::distill_api::DISTILLATION,
+                crate::board::DISTILLATION,
                 WorkerState::Idle,
                 Some(detail.to_owned()),
                 None,

@@ -10,73 +10,11 @@ use cairn_core::Timestamp;
 use cairn_core::api::{MemoryPauseReq, MemorySetReq, MemoryState};
 use chrono::{DateTime, Duration, Local, TimeZone, Utc};
 
+use crate::pause::{MEMORY_KEY, PAUSE_KEY, Pause};
 use crate::{ApiError, Result, Service};
 
-/// The stored switch.
-pub(crate) const MEMORY_KEY: &str = "memory.enabled";
-/// The stored pause: `{"until": RFC 3339 | null}`, or null when not paused.
-const PAUSE_KEY: &str = "memory.pause";
 /// The longest pause (longer: switch memory off).
 const MAX_PAUSE: Duration = Duration::days(30);
-
-/// A pause in effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Pause {
-    /// When it ends by itself; `None`: when resumed.
-    pub until: Option<Timestamp>,
-}
-
-/// The pause in effect, shared by the service's clones, and a lock that serialises switches.
-#[derive(Debug, Default)]
-pub(crate) struct PauseState {
-    slot: std::sync::Mutex<Option<Pause>>,
-    switching: tokio::sync::Mutex<()>,
-    /// Wakes the pause timer when a pause starts or ends.
-    changed: tokio::sync::Notify,
-}
-
-impl PauseState {
-    /// Starts with the stored pause.
-    pub(crate) fn new(pause: Option<Pause>) -> Self {
-        Self {
-            slot: std::sync::Mutex::new(pause),
-            ..Default::default()
-        }
-    }
-
-    fn get(&self) -> Option<Pause> {
-        *self
-            .slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn set(&self, pause: Option<Pause>) {
-        *self
-            .slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = pause;
-        self.changed.notify_waiters();
-    }
-
-    /// Whether a pause has reached its end (memory is on again).
-    pub(crate) fn expired(&self, now: Timestamp) -> bool {
-        self.get()
-            .and_then(|p| p.until)
-            .is_some_and(|until| until <= now)
-    }
-}
-
-/// Reads the stored pause (an unreadable one counts as none: the switch says off anyway).
-pub(crate) async fn load_pause(store: &cairn_store::Store) -> Option<Pause> {
-    match store.setting::<Option<Pause>>(PAUSE_KEY).await {
-        Ok(found) => found.and_then(|(p, _)| p),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the stored pause; memory stays off until switched on");
-            None
-        }
-    }
-}
 
 /// When a pause asked for as `spec` ends, from `now`: `15m`, `1h`, `<N>m`, `<N>h` (N ≥ 1,
 /// at most 30 days), `tomorrow` (the next midnight in the time zone `tz`: the service's local

@@ -13,7 +13,7 @@ use crate::{ApiError, Result, Service};
 /// The collection Cairn uses on every Qdrant server.
 const COLLECTION: &str = "cairn";
 /// The worker the copy reports its progress as.
-const WORKER: &str = crate::dense::INDEXING;
+const WORKER: &str = crate::board::INDEXING;
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)

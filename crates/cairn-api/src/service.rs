@@ -15,14 +15,12 @@ use cairn_index::{TextIndex, TextQuery};
 use cairn_store::Store;
 use tokio::sync::watch;
 
-use crate::client::ServiceFile;
-use crate::instance::{InstanceLock, LockError};
 use crate::{ApiError, Result, WorkerBoard};
 
 /// Which kind of process hosts the service.
 pub use cairn_core::api::ServiceHost as Host;
 
-use crate::memory_api::MEMORY_KEY;
+use crate::pause::MEMORY_KEY;
 const PREFERENCES_KEY: &str = "preferences";
 
 /// How to start a service.
@@ -64,7 +62,7 @@ struct Inner {
     workers: WorkerBoard,
     memory: watch::Sender<bool>,
     /// The pause in effect, if any (see [`crate::memory_api`]).
-    pause: crate::memory_api::PauseState,
+    pause: crate::pause::PauseState,
     /// Held by Clear, and by workers while they write, so a clear never interleaves.
     write_gate: tokio::sync::RwLock<()>,
     /// BM25 over the records.
@@ -90,8 +88,8 @@ struct Inner {
     /// What the background integrity check of the store found (a sentence), shown in status.
     store_warnings: std::sync::Mutex<Vec<String>>,
     /// Titled notes and their search index.
-    notes: crate::notes_api::NotesState,
-    items: crate::items_api::ItemsState,
+    notes: crate::notes_index::NotesState,
+    items: crate::items_index::ItemsState,
     /// The turn note's state between turns (its ranker, its judge, item times).
     turn: Arc<cairn_turn::TurnState>,
 }
@@ -276,10 +274,10 @@ impl Service {
             .map(|(v, _)| v)
             .unwrap_or(true);
         let (memory, _) = watch::channel(enabled);
-        let pause = crate::memory_api::PauseState::new(if enabled {
+        let pause = crate::pause::PauseState::new(if enabled {
             None
         } else {
-            crate::memory_api::load_pause(&store).await
+            crate::pause::load_pause(&store).await
         });
         let mut start_warnings = Vec::new();
         let text = match TextIndex::open(&opts.paths.index_dir().join("text")) {
@@ -295,11 +293,11 @@ impl Service {
         drop_stale_text_index(&store, &text).await?;
         let notes = cairn_notes::Notes::open(opts.paths.notes_dir(), store.clone())
             .await
-            .map_err(crate::notes_api::err)?;
+            .map_err(crate::notes_index::err)?;
         Ok(Self {
             inner: Arc::new(Inner {
-                notes: crate::notes_api::NotesState::new(notes),
-                items: crate::items_api::ItemsState::default(),
+                notes: crate::notes_index::NotesState::new(notes),
+                items: crate::items_index::ItemsState::default(),
                 turn: Arc::default(),
                 store,
                 paths: opts.paths.clone(),
@@ -580,7 +578,7 @@ impl Service {
         let _one = self.inner.capture_lock.lock().await;
         let board = self.inner.workers.clone();
         board.report(
-            crate::workers::CAPTURE,
+            crate::board::CAPTURE,
             cairn_core::api::WorkerState::Running,
             Some("reading session stores".into()),
             Some(0.0),
@@ -603,7 +601,7 @@ impl Service {
                         p.done as f32 / p.total as f32
                     };
                     b.report(
-                        crate::workers::CAPTURE,
+                        crate::board::CAPTURE,
                         cairn_core::api::WorkerState::Running,
                         Some(format!("reading {} ({}/{})", p.framework, p.done, p.total)),
                         Some(frac),
@@ -616,7 +614,7 @@ impl Service {
             Ok(r) => r,
             Err(e) => {
                 board.report(
-                    crate::workers::CAPTURE,
+                    crate::board::CAPTURE,
                     cairn_core::api::WorkerState::Failed,
                     Some(format!("capture failed: {e}")),
                     None,
@@ -644,7 +642,7 @@ impl Service {
         }
         let added: u64 = report.frameworks.iter().map(|f| f.added + f.revised).sum();
         board.report(
-            crate::workers::CAPTURE,
+            crate::board::CAPTURE,
             cairn_core::api::WorkerState::Idle,
             Some(format!(
                 "{added} new records from {} frameworks in {} ms",
@@ -691,7 +689,7 @@ impl Service {
     }
 
     /// The items' search index.
-    pub(crate) fn items_state(&self) -> &crate::items_api::ItemsState {
+    pub(crate) fn items_state(&self) -> &crate::items_index::ItemsState {
         &self.inner.items
     }
 
@@ -706,7 +704,7 @@ impl Service {
     }
 
     /// The notes and their search index.
-    pub(crate) fn notes_state(&self) -> &crate::notes_api::NotesState {
+    pub(crate) fn notes_state(&self) -> &crate::notes_index::NotesState {
         &self.inner.notes
     }
 
@@ -785,7 +783,7 @@ impl Service {
     /// process's own file is rewritten; a CLI that opened the store directly has none.
     pub(crate) fn publish_hook_wait(&self) {
         let path = self.paths().service_file();
-        let Ok(mut file) = crate::ServiceFile::read(&path) else {
+        let Ok(mut file) = crate::service_file::ServiceFile::read(&path) else {
             return;
         };
         if file.pid != std::process::id() {
@@ -836,13 +834,23 @@ impl Service {
         &self.inner.config_file
     }
 
+    /// When the service started (RFC 3339).
+    pub(crate) fn started_at(&self) -> &str {
+        &self.inner.started_at
+    }
+
+    /// Sets the address the HTTP API is served at, once; false when it was set already.
+    pub(crate) fn set_address(&self, url: String) -> bool {
+        self.inner.address.set(url).is_ok()
+    }
+
     /// The worker board.
     pub fn workers(&self) -> &WorkerBoard {
         &self.inner.workers
     }
 
     /// The memory switch's sender and the pause in effect (for [`crate::memory_api`]).
-    pub(crate) fn memory_switch(&self) -> (&watch::Sender<bool>, &crate::memory_api::PauseState) {
+    pub(crate) fn memory_switch(&self) -> (&watch::Sender<bool>, &crate::pause::PauseState) {
         (&self.inner.memory, &self.inner.pause)
     }
 
@@ -1092,7 +1100,7 @@ impl Service {
         let started = std::time::Instant::now();
         let board = self.inner.workers.clone();
         board.report(
-            crate::dense::INDEXING,
+            crate::board::INDEXING,
             cairn_core::api::WorkerState::Running,
             Some("rebuilding the indexes from the logs".into()),
             Some(0.0),
@@ -1101,7 +1109,7 @@ impl Service {
         let result = self
             .rebuild_index(&move |done, total| {
                 b.report(
-                    crate::dense::INDEXING,
+                    crate::board::INDEXING,
                     cairn_core::api::WorkerState::Running,
                     Some(format!("rebuilding the vector index ({done}/{total})")),
                     Some(if total == 0 {
@@ -1116,7 +1124,7 @@ impl Service {
             Ok(r) => r,
             Err(e) => {
                 board.report(
-                    crate::dense::INDEXING,
+                    crate::board::INDEXING,
                     cairn_core::api::WorkerState::Failed,
                     Some(format!("rebuild failed: {e}")),
                     None,
@@ -1125,7 +1133,7 @@ impl Service {
             }
         };
         board.report(
-            crate::dense::INDEXING,
+            crate::board::INDEXING,
             cairn_core::api::WorkerState::Idle,
             Some(format!("rebuilt: {records} records, {vectors} vectors")),
             None,
@@ -1344,194 +1352,6 @@ impl Service {
     pub async fn call_status(&self) -> Result<Status> {
         self.status(Empty {}).await
     }
-}
-
-/// Why a service could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// Another Cairn process owns the store.
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// Anything else.
-    #[error(transparent)]
-    Api(#[from] ApiError),
-}
-
-/// A running service: the lock, the store, the HTTP server and the workers.
-#[derive(Debug)]
-pub struct ServiceHandle {
-    service: Service,
-    info: Option<ServiceFile>,
-    shutdown: watch::Sender<bool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    service_file: PathBuf,
-    _lock: InstanceLock,
-}
-
-impl ServiceHandle {
-    /// Takes the single-instance lock, opens the store, starts the HTTP server on a loopback
-    /// port with a fresh token (written to `service.json`, mode 0600) and the workers.
-    pub async fn start(opts: ServiceOptions) -> std::result::Result<Self, StartError> {
-        opts.paths.create_all().map_err(|e| {
-            ApiError::new(
-                ErrorCode::Unavailable,
-                format!("cannot create Cairn's folders: {e}"),
-            )
-        })?;
-        let service_file = opts.paths.service_file();
-        let lock = InstanceLock::acquire(&opts.paths.lock_file(), &service_file)?;
-        // A file left by a killed service is stale now that we hold the lock.
-        match fs_err::remove_file(&service_file) {
-            Ok(()) => tracing::info!("removed a stale service file"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(ApiError::internal(format!(
-                    "cannot remove stale {}: {e}",
-                    service_file.display()
-                ))
-                .into());
-            }
-        }
-        let service = Service::load(&opts).await?;
-        let (shutdown, _) = watch::channel(false);
-        let mut tasks = Vec::new();
-        let mut info = None;
-        if opts.serve_http {
-            let settings = &opts.settings.service;
-            let listener = tokio::net::TcpListener::bind((settings.bind, settings.port))
-                .await
-                .map_err(|e| {
-                    ApiError::new(
-                        ErrorCode::Unavailable,
-                        format!(
-                            "cannot listen on {}:{} (service.bind / service.port): {e}",
-                            settings.bind, settings.port
-                        ),
-                    )
-                })?;
-            let addr = listener
-                .local_addr()
-                .map_err(|e| ApiError::internal(e.to_string()))?;
-            let url = format!("http://{addr}");
-            let token = crate::http::fresh_token()?;
-            let instance = crate::http::fresh_instance_id()?;
-            let file = ServiceFile {
-                pid: std::process::id(),
-                host: opts.host,
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                started_at: service.inner.started_at.clone(),
-                url: url.clone(),
-                token: token.clone(),
-                instance: Some(instance.clone().into()),
-                hook_wait_ms: hook_wait_ms(&service.llm_settings()),
-                hook_deadline_ms: Some(service.hook_settings().deadline_ms),
-            };
-            file.write(&service_file).map_err(|e| {
-                ApiError::internal(format!("cannot write {}: {e}", service_file.display()))
-            })?;
-            if service.inner.address.set(url).is_err() {
-                tracing::warn!("service address was already set");
-            }
-            let ui_dir = opts.ui_dir.clone();
-            let rx = shutdown.subscribe();
-            let svc = service.clone();
-            tasks.push(tokio::spawn(async move {
-                if let Err(e) = crate::http::serve(svc, listener, token, instance, ui_dir, rx).await
-                {
-                    tracing::error!(error = %e, "HTTP server stopped");
-                }
-            }));
-            info = Some(file);
-        }
-        tasks.push(crate::workers::spawn_maintenance(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
-        tasks.push(crate::memory_api::spawn_pause_timer(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
-        tasks.push(crate::workers::spawn_capture(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
-        tasks.push(crate::workers::spawn_indexing(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
-        tasks.push(crate::distill_api::spawn_distillation(
-            service.clone(),
-            shutdown.subscribe(),
-        ));
-        tracing::info!(host = ?opts.host, pid = std::process::id(), "service started");
-        Ok(Self {
-            service,
-            info,
-            shutdown,
-            tasks,
-            service_file,
-            _lock: lock,
-        })
-    }
-
-    /// The service.
-    pub fn service(&self) -> &Service {
-        &self.service
-    }
-
-    /// The address and token, when the HTTP API is served.
-    pub fn info(&self) -> Option<&ServiceFile> {
-        self.info.as_ref()
-    }
-
-    /// Stops the server and the workers, checkpoints the store, removes `service.json` and
-    /// releases the lock.
-    pub async fn shutdown(self) {
-        self.shutdown.send_replace(true);
-        for task in self.tasks {
-            if tokio::time::timeout(Duration::from_secs(10), task)
-                .await
-                .is_err()
-            {
-                tracing::warn!("a task did not stop within 10 s");
-            }
-        }
-        if let Err(e) = self.service.inner.store.checkpoint().await {
-            tracing::warn!(error = %e, "final checkpoint failed");
-        }
-        if self.info.is_some()
-            && let Err(e) = fs_err::remove_file(&self.service_file)
-        {
-            tracing::warn!(error = %e, "cannot remove the service file");
-        }
-        tracing::info!("service stopped");
-    }
-}
-
-/// Runs one method on a service opened directly (no HTTP, no workers), for the CLI when no
-/// service is running. Takes the lock for the call's duration so a daemon cannot start
-/// underneath it.
-pub(crate) async fn open_direct(
-    paths: &Paths,
-    settings: &Settings,
-    config_file: PathBuf,
-) -> std::result::Result<(Service, InstanceLock), StartError> {
-    paths.create_all().map_err(|e| {
-        ApiError::new(
-            ErrorCode::Unavailable,
-            format!("cannot create Cairn's folders: {e}"),
-        )
-    })?;
-    let lock = InstanceLock::acquire(&paths.lock_file(), &paths.service_file())?;
-    let opts = ServiceOptions {
-        paths: paths.clone(),
-        settings: settings.clone(),
-        config_file,
-        host: ServiceHost::Direct,
-        serve_http: false,
-        ui_dir: None,
-    };
-    Ok((Service::load(&opts).await?, lock))
 }
 
 /// The hooks' extra wait for a turn note: the LLM judge's time when it is on and a provider

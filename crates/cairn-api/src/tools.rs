@@ -131,7 +131,7 @@ impl Service {
                 .notes()?
                 .get_by_id(id)
                 .await
-                .map_err(crate::notes_api::err)?;
+                .map_err(crate::notes_index::err)?;
             return Ok(OpenRes {
                 kind: "note".into(),
                 record: None,
@@ -214,7 +214,7 @@ impl Service {
                         .notes()?
                         .get_by_id(id)
                         .await
-                        .map_err(crate::notes_api::err)?;
+                        .map_err(crate::notes_index::err)?;
                     ExploreNode {
                         id: doc.note.id.clone(),
                         kind: "note".into(),
@@ -310,7 +310,7 @@ impl Service {
                         .notes()?
                         .get_by_id(&node.id)
                         .await
-                        .map_err(crate::notes_api::err)?;
+                        .map_err(crate::notes_index::err)?;
                     let body = format!("{}\n{}\n{}", doc.note.title, doc.note.title, doc.content);
                     for c in concepts_of(&body, &df, total)
                         .into_iter()

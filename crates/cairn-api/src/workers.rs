@@ -1,54 +1,9 @@
-//! The board where background workers report what they are doing, for `status` and the
-//! Activity view.
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+//! The background workers' loops: maintenance, indexing and capture (distillation's is in
+//! `distill_api`, the pause timer in `memory_api`). Each reports on the
+//! [`WorkerBoard`](crate::WorkerBoard).
+use cairn_core::api::WorkerState;
 
-use cairn_core::api::{WorkerState, WorkerStatus};
-
-/// Shared, cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct WorkerBoard {
-    inner: Arc<Mutex<BTreeMap<String, WorkerStatus>>>,
-}
-
-impl WorkerBoard {
-    /// Sets a worker's state (and detail, when given).
-    pub fn report(
-        &self,
-        name: &str,
-        state: WorkerState,
-        detail: Option<String>,
-        progress: Option<f32>,
-    ) {
-        let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = map.entry(name.to_owned()).or_insert_with(|| WorkerStatus {
-            name: name.to_owned(),
-            state,
-            detail: None,
-            progress: None,
-            last_run: None,
-        });
-        if entry.state == WorkerState::Running && state != WorkerState::Running {
-            entry.last_run =
-                Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-        }
-        entry.state = state;
-        entry.progress = progress;
-        if detail.is_some() {
-            entry.detail = detail;
-        }
-    }
-
-    /// Every worker, by name.
-    pub fn snapshot(&self) -> Vec<WorkerStatus> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-}
+use crate::board::{CAPTURE, INDEXING};
 
 const MAINTENANCE: &str = "maintenance";
 const MAINTENANCE_PERIOD: std::time::Duration = std::time::Duration::from_secs(600);
@@ -170,7 +125,7 @@ pub(crate) fn spawn_indexing(
                     Err(e) => {
                         tracing::warn!(error = %e, "embedding failed; new records are searchable by keyword");
                         service.workers().report(
-                            crate::dense::INDEXING,
+                            INDEXING,
                             WorkerState::Failed,
                             Some(format!("embedding failed: {e}")),
                             None,
@@ -192,9 +147,6 @@ pub(crate) fn spawn_indexing(
         }
     })
 }
-
-/// The capture worker's name on the board.
-pub(crate) const CAPTURE: &str = "capture";
 
 /// The capture worker: a first pass shortly after start, then one every
 /// `capture.interval_minutes`, and one `capture.settle_seconds` after a session file stops
