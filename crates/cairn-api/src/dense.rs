@@ -1,6 +1,12 @@
 //! The dense side of the index: embeddings of every record's chunks, kept in the store with
 //! their model id (so the vector index is rebuilt with no model call) and in a
 //! [`VectorIndex`]. Follows the store's log like the BM25 index does.
+//!
+//! The active items' vectors (summary, cues, body chunks) share that index: points of payload
+//! kind [`ITEM`] beside the records' of kind [`RECORD`], each kind searched through its own
+//! view ([`Dense::records`], [`Dense::items`]). One Clear, one rebuild from the store and one
+//! migration carry both; `items_index` keeps the items' points up to date with the item log
+//! ([`items_progress`]).
 use std::sync::Arc;
 
 use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
@@ -13,14 +19,22 @@ use crate::{ApiError, Result, WorkerBoard};
 
 /// The store setting that says how far the dense index is, and for which model.
 const STATE_KEY: &str = "index.dense";
+/// The store setting that says how far the items' points in the index are (item log seq),
+/// and for which model.
+const ITEMS_KEY: &str = "index.items";
+/// The payload kind of a record's points.
+pub const RECORD: &str = "record";
+/// The payload kind of an item's points.
+pub const ITEM: &str = "item";
 /// Records embedded per batch: small enough that the indexing worker, which takes the
 /// store's write permit per batch, lets Clear or a stop through within about a second.
 const BATCH: u64 = 16;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct State {
-    model: String,
-    seq: i64,
+/// How far an index follows a log: up to `seq`, with vectors of `model`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct State {
+    pub(crate) model: String,
+    pub(crate) seq: i64,
 }
 
 /// An embedder and the vector index it fills.
@@ -49,6 +63,53 @@ impl Dense {
     pub fn vectors_id(&self) -> String {
         cairn_index::unit::vectors_id(self.embedder.model_id())
     }
+
+    /// The records' points of the index, as the records' searches read them.
+    pub fn records(&self) -> Arc<dyn VectorIndex> {
+        Arc::new(cairn_vectors::Scoped::new(self.index.clone(), RECORD))
+    }
+
+    /// The items' points of the index, as the items' searches read and write them.
+    pub fn items(&self) -> Arc<dyn VectorIndex> {
+        Arc::new(cairn_vectors::Scoped::new(self.index.clone(), ITEM))
+    }
+}
+
+/// How far the records' points are: the model the index holds vectors of (empty before the
+/// first sync).
+pub(crate) async fn records_progress(store: &Store) -> Result<State> {
+    Ok(store
+        .setting::<State>(STATE_KEY)
+        .await?
+        .map(|(s, _)| s)
+        .unwrap_or_default())
+}
+
+/// How far the items' points are.
+pub(crate) async fn items_progress(store: &Store) -> Result<State> {
+    Ok(store
+        .setting::<State>(ITEMS_KEY)
+        .await?
+        .map(|(s, _)| s)
+        .unwrap_or_default())
+}
+
+/// Records how far the items' points are.
+pub(crate) async fn set_items_progress(store: &Store, state: &State) -> Result<()> {
+    store.set_setting(ITEMS_KEY, state).await?;
+    Ok(())
+}
+
+/// An item's point payload: kind [`ITEM`], framework `item`, its project, the item as its
+/// own session, and when it was said.
+pub(crate) fn item_payload(item: &cairn_core::Item) -> PointPayload {
+    PointPayload {
+        project: item.project.clone(),
+        framework: Some(ITEM.into()),
+        kind: Some(ITEM.into()),
+        session: Some(item.id.as_str().to_owned()),
+        timestamp_ms: item.said_at.map_or(0, |t| t.timestamp_millis()),
+    }
 }
 
 fn backend_err(e: cairn_core::ports::BackendError) -> ApiError {
@@ -59,7 +120,7 @@ fn payload(r: &Record) -> PointPayload {
     PointPayload {
         project: r.record.project.clone(),
         framework: Some(r.record.framework.clone()),
-        kind: Some("record".into()),
+        kind: Some(RECORD.into()),
         session: Some(r.record.session_id.clone()),
         timestamp_ms: r.record.started_at.timestamp_millis(),
     }
@@ -133,6 +194,8 @@ impl Dense {
         if state.model != model {
             if changed {
                 tracing::info!(from = %state.model, to = %model, "embedding model changed; re-embedding in the background");
+                // The items' points went with the index: they are put again from the start.
+                set_items_progress(store, &State::default()).await?;
             }
             state = State { model, seq: 0 };
         }
@@ -349,7 +412,7 @@ impl Dense {
         }
         let mut after = 0;
         let mut done = 0u64;
-        let mut meta: std::collections::HashMap<String, PointPayload> =
+        let mut meta: std::collections::HashMap<String, Option<PointPayload>> =
             std::collections::HashMap::new();
         loop {
             let page = store.vectors_page(&model, after, 512).await?;
@@ -362,16 +425,24 @@ impl Dense {
                     continue;
                 }
                 let p = match meta.get(&v.owner) {
-                    Some(p) => p.clone(),
+                    Some(Some(p)) => p.clone(),
+                    Some(None) => continue,
                     None => {
-                        let Some(rec) = store
+                        // A record's, an active item's, or (an archived or superseded item's,
+                        // or a cleared owner's) none.
+                        let p = match store
                             .record(&cairn_core::RecordId::new(v.owner.clone()))
                             .await?
-                        else {
-                            continue;
+                        {
+                            Some(rec) => Some(payload(&rec)),
+                            None => store
+                                .item(&cairn_core::ItemId::new(v.owner.clone()))
+                                .await?
+                                .filter(|i| !i.archived && i.superseded_by.is_none())
+                                .map(|i| item_payload(&i)),
                         };
-                        let p = payload(&rec);
                         meta.insert(v.owner.clone(), p.clone());
+                        let Some(p) = p else { continue };
                         p
                     }
                 };
@@ -395,6 +466,10 @@ impl Dense {
         blocking(move || index.flush())
             .await?
             .map_err(backend_err)?;
+        // Every active item's stored vectors went in, so items are found at once; the next
+        // items sync still goes over every item from the start (putting the same points
+        // again) and embeds those the store keeps no vectors of this model for.
+        set_items_progress(store, &State::default()).await?;
         Ok(done)
     }
 
@@ -406,6 +481,7 @@ impl Dense {
             seq: 0,
         };
         store.set_setting(STATE_KEY, &state).await?;
+        set_items_progress(store, &State::default()).await?;
         Ok(())
     }
 
@@ -416,6 +492,7 @@ impl Dense {
             .await?
             .map_err(backend_err)?;
         store.set_setting(STATE_KEY, &State::default()).await?;
+        set_items_progress(store, &State::default()).await?;
         Ok(())
     }
 }
@@ -423,6 +500,7 @@ impl Dense {
 /// Forgets how far the dense index was (Clear, when the vector index was not open).
 pub(crate) async fn forget_progress(store: &Store) -> Result<()> {
     store.set_setting(STATE_KEY, &State::default()).await?;
+    set_items_progress(store, &State::default()).await?;
     Ok(())
 }
 

@@ -209,6 +209,10 @@ impl Service {
         };
         self.workers()
             .report(DISTILLATION, WorkerState::Idle, Some(detail), None);
+        if report.items_kept > 0 {
+            // The new items' vectors go into the index now, not at the next search.
+            self.wake_indexing();
+        }
         Ok(report)
     }
 
@@ -429,6 +433,10 @@ impl Service {
         );
         self.workers()
             .report(DISTILLATION, WorkerState::Idle, Some(detail), None);
+        if !r.archived.is_empty() {
+            // Archived items leave the vector index now, not at the next search.
+            self.wake_indexing();
+        }
         Ok(r)
     }
 

@@ -43,9 +43,23 @@ pub fn item_node(i: &Item, depth: u32) -> ExploreNode {
 impl Service {
     /// The items' search index, rebuilt when the item log changed.
     pub(crate) async fn items_search(&self) -> Result<Arc<ItemsSearch>> {
-        self.items_state()
-            .search(self.store(), self.dense_parts().await)
-            .await
+        let dense = self.dense_parts().await;
+        let (search, changed) = self
+            .items_state()
+            .search(self.store(), dense.as_ref())
+            .await?;
+        if let Some(d) = &dense {
+            if self.is_direct() {
+                // A one-shot CLI call has no indexing worker: it puts the items' vectors in
+                // itself (nothing to do when they are up to date).
+                if let Err(e) = self.items_state().sync_vectors(self.store(), d, None).await {
+                    tracing::warn!(error = %e, "cannot index the items' vectors; they are found by keywords");
+                }
+            } else if changed {
+                self.wake_indexing();
+            }
+        }
+        Ok(search)
     }
 
     /// The active items as a corpus of a search (none when there are none). A project's

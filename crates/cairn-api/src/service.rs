@@ -291,13 +291,23 @@ impl Service {
             }
         };
         drop_stale_text_index(&store, &text).await?;
+        let items_text = match TextIndex::open(&opts.paths.index_dir().join("items")) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the items' search index; searching items from memory until restart");
+                start_warnings.push(format!(
+                    "The items' search index could not be opened ({e}); items are searched from memory until Cairn restarts."
+                ));
+                TextIndex::in_memory().map_err(|e| ApiError::internal(e.to_string()))?
+            }
+        };
         let notes = cairn_notes::Notes::open(opts.paths.notes_dir(), store.clone())
             .await
             .map_err(crate::notes_index::err)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 notes: crate::notes_index::NotesState::new(notes),
-                items: crate::items_index::ItemsState::default(),
+                items: crate::items_index::ItemsState::new(items_text),
                 turn: Arc::default(),
                 store,
                 paths: opts.paths.clone(),
@@ -387,7 +397,9 @@ impl Service {
                 .count_vectors(&d.vectors_id())
                 .await
                 .unwrap_or(0);
-            let index = d.index.clone();
+            // The records' points only: the items' share the index, and are checked
+            // against the item log by their own sync.
+            let index = d.records();
             let held = tokio::task::spawn_blocking(move || index.count())
                 .await
                 .ok()
@@ -508,6 +520,18 @@ impl Service {
         Ok(run.done())
     }
 
+    /// Brings the items' points in the vector index up to date with the item log (the
+    /// indexing worker, after the records). Returns how many changed items it went over.
+    pub(crate) async fn sync_item_vectors(&self) -> Result<u64> {
+        let Some(d) = self.dense_parts().await else {
+            return Ok(0);
+        };
+        self.inner
+            .items
+            .sync_vectors(&self.inner.store, &d, Some(&self.inner.workers))
+            .await
+    }
+
     /// Embeds what the dense index does not have yet.
     pub async fn sync_dense(&self) -> Result<u64> {
         self.ensure_models().await;
@@ -558,6 +582,12 @@ impl Service {
             .map_err(|e| ApiError::internal(e.to_string()))?
             .map_err(|e| ApiError::internal(e.to_string()))?;
         let records = self.sync_text().await?;
+        // The items' keyword side is made again from the item log by the next search; their
+        // points come back with the records' below.
+        {
+            let mut items = self.inner.items.hold().await;
+            self.inner.items.clear(&mut items).await?;
+        }
         let dense = self.inner.dense.read().await.clone();
         let vectors = match dense {
             Some(d) => d.rebuild(&self.inner.store, progress).await?,
@@ -1025,7 +1055,7 @@ impl Service {
             records_at = Some(corpora.len());
             corpora.push(cairn_recall::Corpus {
                 text: self.inner.text.clone(),
-                vectors: self.dense_parts().await.map(|d| d.index),
+                vectors: self.dense_parts().await.map(|d| d.records()),
                 keep: None,
                 store: Some(self.inner.store.clone()),
                 before: None,
@@ -1230,6 +1260,8 @@ impl Service {
     #[tracing::instrument(skip(self), err)]
     async fn clear(&self, req: ClearReq) -> Result<ClearReport> {
         let _gate = self.inner.write_gate.write().await;
+        // No items' sync writes from before the store is emptied until the index is.
+        let mut items = self.inner.items.hold().await;
         // Note files go first: a notes read in between would otherwise take the files left
         // behind for notes edited outside Cairn and add them back.
         if req.notes {
@@ -1255,6 +1287,11 @@ impl Service {
             .map_err(|e| {
                 ApiError::internal(format!("cleared the logs, but not the search index: {e}"))
             })?;
+        self.inner.items.clear(&mut items).await.map_err(|e| {
+            ApiError::internal(format!(
+                "cleared the logs, but not the items' search index: {e}"
+            ))
+        })?;
         let dense = self.inner.dense.read().await.clone();
         if let Some(d) = dense {
             d.clear(&self.inner.store).await?;

@@ -38,7 +38,7 @@ impl Service {
             llm: self.llm_settings(),
             memory_on,
             text: self.text_index(),
-            vectors: dense.as_ref().map(|d| d.index.clone()),
+            vectors: dense.as_ref().map(|d| d.records()),
             embedder: dense.map(|d| d.embedder),
             reranker: self.reranker().await,
             items,

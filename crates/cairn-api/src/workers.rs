@@ -132,6 +132,27 @@ pub(crate) fn spawn_indexing(
                         );
                     }
                 }
+                match service.sync_item_vectors().await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(items = n, "indexed changed items");
+                        service.workers().report(
+                            INDEXING,
+                            WorkerState::Idle,
+                            Some(format!("indexed {n} changed items")),
+                            None,
+                        );
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "indexing items failed; they are searchable by keyword");
+                        service.workers().report(
+                            INDEXING,
+                            WorkerState::Failed,
+                            Some(format!("indexing items failed: {e}")),
+                            None,
+                        );
+                    }
+                }
             }
             let retry = service.models_retry_at().await;
             tokio::select! {

@@ -753,6 +753,23 @@ pub enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Memory items at scale, through a real service: the items indexed the first time, item,
+    /// record and combined search, the turn note, one item changed, a restart, and sleep,
+    /// beside the in-memory index built again after each change that items had before.
+    Items {
+        /// Records in the synthetic store.
+        #[arg(long, default_value_t = 150_000)]
+        records: usize,
+        /// Active items (each with a summary, two cues and two body chunks embedded).
+        #[arg(long, default_value_t = 20_000)]
+        items: usize,
+        /// Searches and turn notes per measurement.
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// How long `cairn eval replay` takes over a large history: a synthetic Claude Code store
     /// captured by `cairn capture --once` and replayed by `cairn eval replay`, each timed.
     Replay {

@@ -160,6 +160,8 @@ pub trait VectorIndex: Send + Sync {
     }
     /// How many points it holds.
     fn count(&self) -> Result<u64, BackendError>;
+    /// How many of its points pass `filter` (of every vector kind).
+    fn count_where(&self, filter: &VectorFilter) -> Result<u64, BackendError>;
     /// Removes everything.
     fn clear(&self) -> Result<(), BackendError>;
     /// Makes everything written so far durable.

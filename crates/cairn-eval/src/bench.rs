@@ -18,6 +18,7 @@ use cairn_store::Store;
 use serde::{Deserialize, Serialize};
 
 pub mod distill;
+pub mod items;
 pub mod note;
 pub mod replay;
 pub mod search;

@@ -448,6 +448,12 @@ impl TextIndex {
         Ok(())
     }
 
+    /// Removes a record's (or an item's) documents; searchable after the next commit.
+    pub fn remove(&self, id: &str) {
+        self.writer()
+            .delete_term(Term::from_field_text(self.f.id, id));
+    }
+
     /// Makes what was put searchable, and records that the index is complete up to `seq`.
     pub fn commit(&self, seq: i64) -> Result<(), Error> {
         {

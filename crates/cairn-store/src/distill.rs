@@ -141,6 +141,31 @@ impl Store {
         Ok(out)
     }
 
+    /// The current state of every item with an event after `seq` other than `used` (which
+    /// carries the state as it was), with the number of its newest such event, in that
+    /// order: what an index kept up to `seq` has to put again or take out. `used` events
+    /// after it do not count, so a state newer than `seq` is never missed.
+    pub async fn items_changed_since(&self, seq: i64) -> Result<Vec<(i64, Item)>> {
+        let db = self.conn();
+        let rows = db
+            .query_all(Statement::from_sql_and_values(
+                db.get_database_backend(),
+                "SELECT MAX(e.seq) AS seq, e.item_id AS item_id FROM item_events e \
+                 WHERE e.seq > ? AND e.kind <> 'used' GROUP BY e.item_id ORDER BY seq",
+                [seq.into()],
+            ))
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let at: i64 = r.try_get("", "seq")?;
+            let id: String = r.try_get("", "item_id")?;
+            if let Some(item) = crate::store::latest_item_state(db, &ItemId::new(id)).await? {
+                out.push((at, item));
+            }
+        }
+        Ok(out)
+    }
+
     /// Items whose sources include any of `records` (current states, every kind).
     pub async fn items_from(&self, records: &[RecordId]) -> Result<Vec<Item>> {
         let wanted: std::collections::HashSet<&str> =

@@ -743,7 +743,7 @@ fn search_shard(
 /// Reads the count and runs one quantized query per kind, so damage that loading did not
 /// notice is reported at open.
 fn smoke_check(shard: &Shards) -> Result<(), BackendError> {
-    count_points(shard)?;
+    count_points(shard, None)?;
     let mut probe = vec![0.0; shard.dim];
     probe[0] = 1.0;
     for kind in KINDS {
@@ -753,12 +753,12 @@ fn smoke_check(shard: &Shards) -> Result<(), BackendError> {
 }
 
 /// The points of every shard.
-fn count_points(shard: &Shards) -> Result<u64, BackendError> {
+fn count_points(shard: &Shards, filter: Option<&Filter>) -> Result<u64, BackendError> {
     let mut total = 0;
     for edge in &shard.edges {
         let n = guarded("count", || {
             edge.count(CountRequest {
-                filter: None,
+                filter: filter.cloned(),
                 exact: true,
             })
         })?
@@ -925,7 +925,16 @@ impl VectorIndex for EmbeddedIndex {
         let Some(shard) = guard.as_ref() else {
             return Ok(0);
         };
-        count_points(shard)
+        count_points(shard, None)
+    }
+
+    fn count_where(&self, filter: &VectorFilter) -> Result<u64, BackendError> {
+        let filter = edge_filter(filter)?;
+        let guard = self.read()?;
+        let Some(shard) = guard.as_ref() else {
+            return Ok(0);
+        };
+        count_points(shard, filter.as_ref())
     }
 
     fn clear(&self) -> Result<(), BackendError> {

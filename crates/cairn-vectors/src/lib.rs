@@ -7,6 +7,9 @@
 //! - [`ServerIndex`]: a Qdrant server over gRPC, either a [`Sidecar`] the app starts on
 //!   loopback with an API key made fresh for each run, or a remote cluster.
 //!
+//! [`Scoped`] is the points of one payload kind of any of them as an index of its own: the
+//! records and the items share one index, and each search sees only its own kind.
+//!
 //! The Qdrant backends share one layout: one point per [`cairn_core::ports::VectorPoint`],
 //! carrying only its own named vector (`summary`, `chunk` or `cue`, cosine), with an id derived
 //! from (owner, kind, ord) by [`point_id`], and the owner, kind, ord and
@@ -42,6 +45,7 @@ mod embedded;
 mod keys;
 mod memory;
 mod release;
+mod scoped;
 mod server;
 pub mod synthetic;
 
@@ -50,4 +54,5 @@ pub use embedded::{EmbeddedIndex, WAL_COMPACT_BYTES};
 pub use keys::{KEYRING_SERVICE, REMOTE_KEY_USER, SIDECAR_KEY_USER, load_key, store_key};
 pub use memory::MemoryIndex;
 pub use release::{RELEASE_BUDGET, release_files_when_over_budget, release_mapped_files};
+pub use scoped::Scoped;
 pub use server::{ServerIndex, Sidecar};

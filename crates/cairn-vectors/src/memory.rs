@@ -185,6 +185,15 @@ impl VectorIndex for MemoryIndex {
         Ok(self.read()?.points.len() as u64)
     }
 
+    fn count_where(&self, filter: &VectorFilter) -> Result<u64, BackendError> {
+        Ok(self
+            .read()?
+            .points
+            .values()
+            .filter(|(_, payload)| filter_matches(filter, payload))
+            .count() as u64)
+    }
+
     fn clear(&self) -> Result<(), BackendError> {
         self.write()?.points.clear();
         Ok(())

@@ -587,6 +587,23 @@ impl VectorIndex for ServerIndex {
         Ok(response.result.map(|r| r.count).unwrap_or(0))
     }
 
+    fn count_where(&self, filter: &VectorFilter) -> Result<u64, BackendError> {
+        if self.dim()?.is_none() {
+            return Ok(0);
+        }
+        let mut request = CountPointsBuilder::new(self.collection.as_str()).exact(true);
+        if let Some(f) = server_filter(filter) {
+            request = request.filter(f);
+        }
+        let response = self.block(async {
+            self.client
+                .count(request)
+                .await
+                .map_err(|e| map_error("count vectors", e))
+        })?;
+        Ok(response.result.map(|r| r.count).unwrap_or(0))
+    }
+
     fn clear(&self) -> Result<(), BackendError> {
         let Some(dim) = self.dim()? else {
             return Ok(());

@@ -10,10 +10,10 @@ use cairn_core::ports::{BackendError, Embedder};
 use crate::turn_note::{models, start};
 
 /// Counts the texts it embeds, passing them to the model it wraps (or posing as another).
-struct Counting {
-    inner: Arc<dyn Embedder>,
-    id: String,
-    texts: AtomicUsize,
+pub(crate) struct Counting {
+    pub(crate) inner: Arc<dyn Embedder>,
+    pub(crate) id: String,
+    pub(crate) texts: AtomicUsize,
 }
 
 impl Embedder for Counting {

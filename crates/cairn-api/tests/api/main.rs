@@ -5,6 +5,7 @@
 mod embed_with;
 mod fake_judge;
 mod files;
+mod items_index;
 mod llm_settings;
 mod note_outcomes;
 mod outside;

@@ -74,6 +74,22 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
         )
         .await
         .map_err(Failure::from),
+        BenchCmd::Items {
+            records,
+            items,
+            queries,
+            json,
+        } => bench::items::run(
+            &ctx.settings,
+            bench::items::Args {
+                records,
+                items,
+                queries,
+                json,
+            },
+        )
+        .await
+        .map_err(Failure::from),
         BenchCmd::Replay {
             requests,
             home,

@@ -42,7 +42,7 @@ use serde::Serialize;
 use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, synthetic_record};
 
 /// The embedder's dimension (all-MiniLM-L6-v2).
-const DIM: usize = 384;
+pub(crate) const DIM: usize = 384;
 /// The store setting where the service keeps how far its dense index is (`dense.rs`).
 const DENSE_STATE_KEY: &str = "index.dense";
 /// Hook runs per measurement.
@@ -50,10 +50,10 @@ const HOOK_RUNS: usize = 30;
 /// Hook runs with a CPU hog beside them (enough for a 99th percentile).
 const HOOK_RUNS_LOADED: usize = 200;
 /// Projects the synthetic records are spread over.
-const PROJECTS: usize = 8;
+pub(crate) const PROJECTS: usize = 8;
 
 /// The working folder of the `p`-th project, and the project as the hook names it.
-fn project_dirs() -> Vec<(String, String)> {
+pub(crate) fn project_dirs() -> Vec<(String, String)> {
     (0..PROJECTS)
         .map(|p| {
             let cwd = format!("/home/dev/projects/p{p}");
@@ -139,11 +139,11 @@ pub struct Figures {
     hook_up_skipped_because: Option<String>,
 }
 
-fn backend(e: cairn_core::ports::BackendError) -> anyhow::Error {
+pub(crate) fn backend(e: cairn_core::ports::BackendError) -> anyhow::Error {
     anyhow::anyhow!("vector index: {}", e.message)
 }
 
-fn options(paths: &Paths, settings: &Settings) -> ServiceOptions {
+pub(crate) fn options(paths: &Paths, settings: &Settings) -> ServiceOptions {
     ServiceOptions {
         paths: paths.clone(),
         settings: settings.clone(),
@@ -156,7 +156,7 @@ fn options(paths: &Paths, settings: &Settings) -> ServiceOptions {
 
 /// The vectors id the service keeps its vectors under: a service over the empty home loads
 /// its models, embeds the first record for real (creating the vector index) and records it.
-async fn vectors_id(
+pub(crate) async fn vectors_id(
     paths: &Paths,
     settings: &Settings,
     first: cairn_core::NewRecord,
@@ -193,7 +193,7 @@ async fn vectors_id(
 
 /// Grows the synthetic store at the service's paths to `n` records (the first is there
 /// already); returns how long it took.
-async fn build(
+pub(crate) async fn build(
     paths: &Paths,
     settings: &Settings,
     model: &str,
@@ -279,7 +279,7 @@ async fn build(
 const HELD_EVERY: usize = 997;
 
 /// The texts of some stored records, by project (the index of [`project_dirs`]).
-type Held = Vec<Vec<String>>;
+pub(crate) type Held = Vec<Vec<String>>;
 
 /// The `i`-th prompt, asked from project `i % PROJECTS`: a third realistic requests, a third
 /// the records' words at random, and a third a request about one stored record of that

@@ -1,0 +1,486 @@
+//! `cairn bench items`: the memory items at scale, through the service's own code. A
+//! synthetic home holds `--records` records (as `bench note` grows them: indexed, the
+//! vectors synthetic) and `--items` active items, each with its summary, two cues and two
+//! body chunks embedded (synthetic vectors, kept in the store as distillation keeps them).
+//! A real service over it (the embedding model loaded, the embedded vector index) then:
+//!
+//! - indexes the items the first time a search reads them: the keyword side from the item
+//!   log and each item's stored vectors into the vector index beside the records' (no model
+//!   call);
+//! - answers searches of records only, items only, and both, and turn notes (dry runs);
+//! - takes one item changed (a new event) into both sides at the next search;
+//! - restarts, and answers its first item search from the indexes kept on disk;
+//! - sleeps: relates each item to its nearest neighbours, re-scores, archives.
+//!
+//! Beside it, in the same run, the way items were searched before they shared the index: an
+//! exact in-memory index (keywords and vectors) of every item, built again whenever the item
+//! log changed. The queries are random words of the synthetic vocabulary; their embedding is
+//! real, so latencies include it.
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::Context;
+use cairn_api::Service;
+use cairn_config::{Paths, Settings};
+use cairn_core::api::TurnNoteReq;
+use cairn_core::ports::{PointPayload, VectorIndex, VectorPoint};
+use cairn_core::{
+    Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, NewRecord, Outcome, Record,
+    RecordId, VectorKind,
+};
+use cairn_index::TextIndex;
+use cairn_store::{Store, StoredVector};
+use cairn_vectors::synthetic::Gen;
+use serde::Serialize;
+
+use super::note::{DIM, PROJECTS, backend, build, options, project_dirs, vectors_id};
+use super::{Lcg, ms, pct, rss_mib, status_mib, synthetic_record};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Args {
+    /// Records in the synthetic store (at least 1).
+    pub records: usize,
+    /// Active items.
+    pub items: usize,
+    /// Searches (and turn notes) per measurement.
+    pub queries: usize,
+    /// Print one JSON object instead of the table.
+    pub json: bool,
+}
+
+/// The figures (`docs/figures/items.md` explains each).
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    records: u64,
+    items: u64,
+    /// Writing the items and their vectors to the store.
+    items_write_s: f64,
+    /// The first item search after the items were written: the whole item log indexed.
+    first_index_s: f64,
+    /// Search p50 / p95 by what is searched.
+    search_records_p50_ms: f64,
+    search_records_p95_ms: f64,
+    search_items_p50_ms: f64,
+    search_items_p95_ms: f64,
+    search_all_p50_ms: f64,
+    search_all_p95_ms: f64,
+    /// The turn note (dry run), which reads records and items.
+    note_p50_ms: f64,
+    note_p95_ms: f64,
+    /// The first item search after one item changed: that item put again on both sides.
+    change_ms: f64,
+    /// The first item search after a restart (nothing rebuilt).
+    restart_first_search_ms: f64,
+    rss_after_restart_mib: f64,
+    /// The most RSS of the process.
+    rss_peak_mib: f64,
+    /// Sleep: its stages (relate; re-score and archive; profiles) and what it did.
+    sleep_s: f64,
+    sleep_stages_ms: [u64; 3],
+    sleep_related: u64,
+    /// Before: an exact in-memory index of every item built again after a change.
+    rebuild_in_memory_ms: f64,
+}
+
+/// An item of the synthetic home: words of the synthetic vocabulary, said on some day of the
+/// last year, in one of the projects.
+fn synthetic_item(rng: &mut Lcg, i: usize, projects: &[(String, String)]) -> Item {
+    let kinds = [
+        ItemKind::Fact,
+        ItemKind::Decision,
+        ItemKind::Procedure,
+        ItemKind::Pitfall,
+        ItemKind::Architecture,
+        ItemKind::Preference,
+        ItemKind::Observation,
+    ];
+    let kind = kinds[i % kinds.len()];
+    let title = {
+        let n = 3 + rng.next(4);
+        rng.words(n)
+    };
+    let summary = {
+        let n = 12 + rng.next(12);
+        rng.words(n)
+    };
+    let body = {
+        let n = 40 + rng.next(80);
+        rng.words(n)
+    };
+    Item {
+        id: ItemId::new(format!("it_bench_{i:06}")),
+        kind,
+        title,
+        summary,
+        body,
+        cues: vec![rng.words(5), rng.words(6)],
+        concepts: vec![rng.words(1), rng.words(1)],
+        importance: u8::try_from(1 + rng.next(5)).unwrap_or(3),
+        certainty: Certainty::Stated,
+        project: (!i.is_multiple_of(5)).then(|| projects[i % PROJECTS].1.clone()),
+        sources: Vec::new(),
+        happened_at: None,
+        said_at: Some(
+            chrono::Utc::now() - chrono::Duration::minutes(i64::try_from(i * 23).unwrap_or(0)),
+        ),
+        ended_at: None,
+        superseded_by: None,
+        archived: false,
+        provenance: None,
+    }
+}
+
+/// The vectors distillation keeps for an item (summary, two cues, two body chunks).
+fn item_vectors(item: &Item, model: &str, vecs: &mut Gen) -> Vec<StoredVector> {
+    [
+        (VectorKind::Summary, 0),
+        (VectorKind::Cue, 0),
+        (VectorKind::Cue, 1),
+        (VectorKind::Chunk, 0),
+        (VectorKind::Chunk, 1),
+    ]
+    .into_iter()
+    .map(|(kind, ord)| StoredVector {
+        owner: item.id.as_str().to_owned(),
+        kind,
+        ord,
+        model: model.to_owned(),
+        vector: vecs.vector(DIM),
+    })
+    .collect()
+}
+
+/// Writes `n` items and their vectors to the store at `paths`.
+async fn write_items(
+    paths: &Paths,
+    model: &str,
+    n: usize,
+    projects: &[(String, String)],
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let store = Store::open(&paths.database()).await?;
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(n as u64)
+    };
+    let mut rng = Lcg(11);
+    let mut vecs = Gen::low_rank(3, DIM);
+    let mut batch = Vec::new();
+    for i in 0..n {
+        let item = synthetic_item(&mut rng, i, projects);
+        store
+            .append_item_event(&NewItemEvent {
+                kind: ItemEventKind::Created,
+                item: item.clone(),
+                reason: Some("bench".into()),
+            })
+            .await?;
+        batch.extend(item_vectors(&item, model, &mut vecs));
+        if batch.len() >= 2_000 {
+            store.put_vectors(&batch).await?;
+            batch.clear();
+        }
+        bar.inc(1);
+    }
+    store.put_vectors(&batch).await?;
+    bar.finish_and_clear();
+    store.close().await?;
+    Ok(())
+}
+
+async fn search(service: &Service, query: &str, kinds: &[&str]) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    service
+        .dispatch(
+            "search",
+            serde_json::json!({ "query": query, "kinds": kinds, "rerank": false }),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("search failed: {e}"))?;
+    Ok(ms(t.elapsed()))
+}
+
+/// p50 and p95 of searches of `kinds` over random words.
+async fn searches(service: &Service, kinds: &[&str], n: usize) -> anyhow::Result<(f64, f64)> {
+    let mut rng = Lcg(1234);
+    let mut took = Vec::with_capacity(n);
+    for _ in 0..n {
+        let words = {
+            let n = 2 + rng.next(5);
+            rng.words(n)
+        };
+        took.push(search(service, &words, kinds).await?);
+    }
+    took.sort_by(f64::total_cmp);
+    Ok((pct(&took, 0.5), pct(&took, 0.95)))
+}
+
+/// The way items were searched before they shared the index: every active item into a fresh
+/// in-memory keyword index and an exact in-memory vector index, from the store.
+async fn rebuild_in_memory(store: &Store, model: &str) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    let items = store.items(false).await?;
+    let text = TextIndex::in_memory()?;
+    for i in &items {
+        let id = RecordId::new(i.id.as_str());
+        let body = format!("{}\n{}\n\n{}", i.title, i.summary, i.body);
+        let rec = Record {
+            seq: 0,
+            captured_at: i.said_at.unwrap_or_default(),
+            record: NewRecord {
+                id,
+                framework: "item".into(),
+                session_id: i.id.as_str().to_owned(),
+                project: i.project.clone(),
+                cwd: None,
+                model: None,
+                outcome: Outcome::Success,
+                started_at: i.said_at.unwrap_or_default(),
+                ended_at: None,
+                request: i.title.clone(),
+                author: None,
+                text: body,
+                content: serde_json::json!({}),
+                source: None,
+            },
+        };
+        text.put(&rec, &[])?;
+    }
+    text.commit(0)?;
+    let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
+    let points: Vec<VectorPoint> = store
+        .vectors_of_many(&owners, model)
+        .await?
+        .into_iter()
+        .map(|v| VectorPoint {
+            payload: PointPayload {
+                project: None,
+                framework: Some("item".into()),
+                kind: Some("item".into()),
+                session: Some(v.owner.clone()),
+                timestamp_ms: 0,
+            },
+            owner: v.owner,
+            vector_kind: v.kind,
+            ord: v.ord,
+            vector: v.vector,
+        })
+        .collect();
+    let index = cairn_vectors::MemoryIndex::new();
+    index.ensure(DIM).map_err(backend)?;
+    index.upsert(&points).map_err(backend)?;
+    Ok(ms(t.elapsed()))
+}
+
+/// Runs the benchmark and prints the figures.
+pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.records > 0, "--records must be at least 1");
+    anyhow::ensure!(args.items > 0, "--items must be at least 1");
+    anyhow::ensure!(args.queries > 0, "--queries must be at least 1");
+    let mut settings = settings.clone();
+    settings.index.backend = "embedded".into();
+    let quiet = args.json;
+    let say = |m: &str| {
+        if !quiet {
+            eprintln!("{m}");
+        }
+    };
+    let temp = tempfile::tempdir().context("cannot make a temporary home")?;
+    let paths = Paths::under(&temp.path().join("home"));
+    paths
+        .create_all()
+        .context("cannot create the temporary home's folders")?;
+    let projects = project_dirs();
+    let mut rng = Lcg(7);
+    let first = synthetic_record(&mut rng, 0, &projects[0].1);
+    let model = vectors_id(&paths, &settings, first).await?;
+    say(&format!(
+        "building a synthetic store of {} records…",
+        args.records
+    ));
+    build(
+        &paths,
+        &settings,
+        &model,
+        &mut rng,
+        args.records,
+        &projects,
+        quiet,
+    )
+    .await?;
+    say(&format!("writing {} items and their vectors…", args.items));
+    let t = Instant::now();
+    write_items(&paths, &model, args.items, &projects, quiet).await?;
+    let items_write_s = t.elapsed().as_secs_f64();
+
+    let service = Service::load(&options(&paths, &settings))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start a service over the synthetic store: {e}"))?;
+    // The models load on the first search; records only, so the items are not read yet.
+    search(&service, "warm up", &["record"]).await?;
+    say("indexing the items (the first item search)…");
+    let first_index_s = search(&service, "warm up", &["item"]).await? / 1000.0;
+    say("searching…");
+    let (search_records_p50_ms, search_records_p95_ms) =
+        searches(&service, &["record"], args.queries).await?;
+    let (search_items_p50_ms, search_items_p95_ms) =
+        searches(&service, &["item"], args.queries).await?;
+    let (search_all_p50_ms, search_all_p95_ms) =
+        searches(&service, &["record", "item", "note"], args.queries).await?;
+    let mut notes = Vec::with_capacity(args.queries);
+    let mut rng = Lcg(99);
+    for i in 0..args.queries {
+        let prompt = {
+            let n = 6 + rng.next(10);
+            rng.words(n)
+        };
+        let note = service
+            .turn_note_whole(TurnNoteReq {
+                framework: "claude-code".into(),
+                project: Some(projects[i % PROJECTS].1.clone()),
+                session_id: Some(format!("bench-items-{i}")),
+                turn_id: None,
+                prompt,
+                context: Vec::new(),
+                dry_run: true,
+                at: None,
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))?
+            .0;
+        notes.push(f64::from(note.latency_ms));
+    }
+    notes.sort_by(f64::total_cmp);
+
+    // One item changed: put again on both sides by the next item search.
+    let mut changed = service
+        .store()
+        .item(&ItemId::new(format!("it_bench_{:06}", args.items / 2)))
+        .await?
+        .context("the bench's items are in the store")?;
+    changed.summary.push_str(" (changed)");
+    service
+        .store()
+        .append_item_event(&NewItemEvent {
+            kind: ItemEventKind::Updated,
+            item: changed,
+            reason: Some("bench".into()),
+        })
+        .await?;
+    let change_ms = search(&service, "changed", &["item"]).await?;
+    let rebuild_in_memory_ms = rebuild_in_memory(service.store(), &model).await?;
+
+    say("sleeping (relate, re-score, archive)…");
+    let t = Instant::now();
+    let slept = service
+        .run_sleep()
+        .await
+        .map_err(|e| anyhow::anyhow!("sleep failed: {e}"))?;
+    let sleep_s = t.elapsed().as_secs_f64();
+    drop(service);
+
+    say("restarting…");
+    let service = Service::load(&options(&paths, &settings))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start the service again: {e}"))?;
+    search(&service, "warm up", &["record"]).await?;
+    let restart_first_search_ms = search(&service, "after a restart", &["item"]).await?;
+    let rss_after_restart_mib = rss_mib();
+    let counts = service.store().counts().await?;
+    let figures = Figures {
+        records: counts.records,
+        items: args.items as u64,
+        items_write_s,
+        first_index_s,
+        search_records_p50_ms,
+        search_records_p95_ms,
+        search_items_p50_ms,
+        search_items_p95_ms,
+        search_all_p50_ms,
+        search_all_p95_ms,
+        note_p50_ms: pct(&notes, 0.5),
+        note_p95_ms: pct(&notes, 0.95),
+        change_ms,
+        restart_first_search_ms,
+        rss_after_restart_mib,
+        rss_peak_mib: status_mib("VmHWM:"),
+        sleep_s,
+        sleep_stages_ms: slept.took_ms,
+        sleep_related: slept.related as u64,
+        rebuild_in_memory_ms,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&figures)?);
+        return Ok(());
+    }
+    let f = &figures;
+    let rows: BTreeMap<&str, String> = BTreeMap::from([
+        (
+            "1 store",
+            format!(
+                "{} records, {} items (written in {:.1} s)",
+                f.records, f.items, f.items_write_s
+            ),
+        ),
+        (
+            "2 first index",
+            format!("{:.1} s (the whole item log, both sides)", f.first_index_s),
+        ),
+        (
+            "3 search, records",
+            format!(
+                "{:.1} / {:.1} ms",
+                f.search_records_p50_ms, f.search_records_p95_ms
+            ),
+        ),
+        (
+            "4 search, items",
+            format!(
+                "{:.1} / {:.1} ms",
+                f.search_items_p50_ms, f.search_items_p95_ms
+            ),
+        ),
+        (
+            "5 search, both",
+            format!("{:.1} / {:.1} ms", f.search_all_p50_ms, f.search_all_p95_ms),
+        ),
+        (
+            "6 turn note",
+            format!("{:.1} / {:.1} ms", f.note_p50_ms, f.note_p95_ms),
+        ),
+        (
+            "7 one item changed",
+            format!(
+                "{:.1} ms (before: {:.0} ms to build the in-memory index again)",
+                f.change_ms, f.rebuild_in_memory_ms
+            ),
+        ),
+        (
+            "8 after a restart",
+            format!(
+                "first item search {:.1} ms, RSS {:.0} MiB (peak {:.0} MiB)",
+                f.restart_first_search_ms, f.rss_after_restart_mib, f.rss_peak_mib
+            ),
+        ),
+        (
+            "9 sleep",
+            format!(
+                "{:.1} s: relate {} ms ({} related), re-score and archive {} ms, profiles {} ms",
+                f.sleep_s,
+                f.sleep_stages_ms[0],
+                f.sleep_related,
+                f.sleep_stages_ms[1],
+                f.sleep_stages_ms[2]
+            ),
+        ),
+    ]);
+    println!("cairn bench items (synthetic home; real query embedding; p50 / p95)");
+    println!("| | |");
+    println!("|---|---|");
+    for (k, v) in rows {
+        println!("| {} | {v} |", &k[2..]);
+    }
+    Ok(())
+}
