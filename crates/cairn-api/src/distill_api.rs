@@ -51,13 +51,19 @@ impl Service {
             self.store().clone(),
             Policy::from_settings(settings),
         );
-        let embedder = self.dense_parts().await.map(|d| Arc::clone(&d.embedder));
-        Ok(Distiller::new(
-            self.store().clone(),
-            llm,
-            embedder,
-            Settle::default(),
-        ))
+        Ok(self.with_models(llm).await)
+    }
+
+    /// A distiller calling `llm`, with the embedder and the items' vector index when the
+    /// models are loaded.
+    async fn with_models(&self, llm: Llm) -> Distiller {
+        let dense = self.dense_parts().await;
+        let embedder = dense.as_ref().map(|d| Arc::clone(&d.embedder));
+        let d = Distiller::new(self.store().clone(), llm, embedder, Settle::default());
+        match dense {
+            Some(dense) => d.with_items_index(dense.items()),
+            None => d,
+        }
     }
 
     /// The `distill_now` method: every settled window now, reported for every transport.
@@ -397,6 +403,10 @@ impl Service {
             Some("sleeping: relating, re-scoring, archiving, profiles".into()),
             None,
         );
+        // Sleep relates the items through their points in the vector index: up to date first.
+        if let Err(e) = self.sync_item_vectors().await {
+            tracing::warn!(error = %e, "the items' vectors are not up to date; sleep relates what the index holds");
+        }
         let result = {
             let _permit = self.write_permit().await;
             d.sleep(chrono::Utc::now()).await
@@ -447,8 +457,7 @@ impl Service {
             self.store().clone(),
             Policy::from_settings(&self.settings().llm),
         );
-        let embedder = self.dense_parts().await.map(|d| Arc::clone(&d.embedder));
-        Distiller::new(self.store().clone(), llm, embedder, Settle::default())
+        self.with_models(llm).await
     }
 
     /// In the worker, once the machine is quiet: sleeps when the last sleep is at least 20

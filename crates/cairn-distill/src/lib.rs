@@ -175,6 +175,9 @@ pub enum DistillError {
     /// The embedder failed.
     #[error("the embedder: {0}")]
     Embed(String),
+    /// The items' vector index failed.
+    #[error("the vector index: {0}")]
+    Index(String),
     /// A model call failed.
     #[error(transparent)]
     Call(#[from] CallError),
@@ -187,6 +190,8 @@ pub struct Distiller {
     llm: Llm,
     embedder: Option<Arc<dyn Embedder>>,
     settle: Settle,
+    /// The items' points of the vector index, which sleep relates items through.
+    items_index: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
 }
 
 impl std::fmt::Debug for Distiller {
@@ -216,7 +221,17 @@ impl Distiller {
             llm,
             embedder,
             settle,
+            items_index: None,
         }
+    }
+
+    /// Sleep relates items through `index` (the items' points of the service's vector
+    /// index, kept up to date from the item log): each item changed since the last night
+    /// asks it for its nearest neighbours, instead of every pair of items being compared.
+    #[must_use]
+    pub fn with_items_index(mut self, index: Arc<dyn cairn_core::ports::VectorIndex>) -> Self {
+        self.items_index = Some(index);
+        self
     }
 
     /// What today's model calls used (the ledger).

@@ -3,8 +3,12 @@
 //!
 //! 1. **Relate**: every active item (not archived, not superseded) gets a `related` edge to
 //!    its nearest neighbours by summary vector from cosine [`RELATE_FROM`], at most
-//!    [`NEIGHBOURS`] each. Brute force over the items' summary vectors (n²/2 dot products),
-//!    in O(n·k) memory beyond the vectors; edges already there are not added again.
+//!    [`NEIGHBOURS`] each; edges already there are not added again. With the items' vector
+//!    index ([`Distiller::with_items_index`], as the service runs it), only the items changed
+//!    since the last night ask it for their neighbours (all of them the first night), so a
+//!    night costs one search per new item, whatever the number of items; the pairs of two
+//!    older items were related on an earlier night. Without one, brute force over every
+//!    active item's summary vector (n²/2 dot products, O(n·k) memory beyond the vectors).
 //! 2. **Re-score**: priority = importance × recency × use, where recency =
 //!    0.5^(age / half-life of the kind) ([`half_life_days`]; age from when the item was said,
 //!    else when it was stored) and use = 1 + ln(1 + times used) (`used` events). Kept in
@@ -21,6 +25,7 @@ use std::time::Instant;
 
 use cairn_core::{
     Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, Relation, RelationKind, Timestamp,
+    VectorKind,
 };
 use cairn_store::ItemScore;
 use serde::Serialize;
@@ -32,6 +37,9 @@ use crate::{DistillError, Distiller};
 pub const RELATE_FROM: f32 = 0.80;
 /// The most neighbours one item is related to in a night.
 pub const NEIGHBOURS: usize = 5;
+/// The store setting that says up to which item log seq items were related through the
+/// index: those changed after it ask for their neighbours on the next night.
+const RELATED_THROUGH: &str = "sleep.related_through";
 /// Priority under which an unused old item is archived. For scale: a fact of importance 3
 /// is at 0.75 after a year and 0.19 after two; an episode of importance 2 is at 0.03 after
 /// 180 days; a preference of importance 2 is at 1.0 after a year.
@@ -66,7 +74,8 @@ pub fn priority(kind: ItemKind, importance: u8, age_days: f64, used: u64) -> f64
 pub struct SleepReport {
     /// Active items at the start.
     pub active: usize,
-    /// Active items with a summary vector (the ones related).
+    /// Active items with a summary vector that were related: every one by brute force;
+    /// through the items' index, those changed since the last night.
     pub with_vectors: usize,
     /// `related` edges added.
     pub related: usize,
@@ -293,6 +302,11 @@ impl Distiller {
             return Ok(0);
         };
         let model = cairn_index::unit::vectors_id(e.model_id());
+        if let Some(index) = &self.items_index {
+            return self
+                .relate_through_index(index.clone(), &model, active, report)
+                .await;
+        }
         let owners: Vec<String> = active.iter().map(|i| i.id.as_str().to_owned()).collect();
         let mut by_owner = self.store.summary_vectors(&owners, &model).await?;
         let mut ids = Vec::with_capacity(by_owner.len());
@@ -330,6 +344,86 @@ impl Distiller {
         self.store.put_relations(&edges).await?;
         let added = edges.len();
         Ok(added)
+    }
+
+    /// Relates each active item changed since the last night (every one the first night) to
+    /// the nearest neighbours the items' vector index finds for its summary vector.
+    async fn relate_through_index(
+        &self,
+        index: std::sync::Arc<dyn cairn_core::ports::VectorIndex>,
+        model: &str,
+        active: &[&Item],
+        report: &mut SleepReport,
+    ) -> Result<usize, DistillError> {
+        let stamp = self.store.item_log_stamp().await?;
+        let since = self
+            .store
+            .setting::<i64>(RELATED_THROUGH)
+            .await?
+            .map(|(s, _)| s)
+            .filter(|s| *s <= stamp.0)
+            .unwrap_or(0);
+        let ids: HashSet<&str> = active.iter().map(|i| i.id.as_str()).collect();
+        let asking: Vec<String> = if since == 0 {
+            ids.iter().map(|&id| id.to_owned()).collect()
+        } else {
+            self.store
+                .items_changed_since(since)
+                .await?
+                .into_iter()
+                .map(|(_, i)| i.id.as_str().to_owned())
+                .filter(|id| ids.contains(id.as_str()))
+                .collect()
+        };
+        let mut queries: Vec<(String, Vec<f32>)> = self
+            .store
+            .summary_vectors(&asking, model)
+            .await?
+            .into_iter()
+            .collect();
+        queries.sort_by(|a, b| a.0.cmp(&b.0));
+        report.with_vectors = queries.len();
+        let found = tokio::task::spawn_blocking(move || {
+            let filter = cairn_core::ports::VectorFilter::default();
+            queries
+                .into_iter()
+                .map(|(id, v)| {
+                    index
+                        .search(VectorKind::Summary, &v, &filter, NEIGHBOURS + 1, false)
+                        .map(|hits| (id, hits))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(|e| DistillError::Index(e.to_string()))?
+        .map_err(|e| DistillError::Index(e.message))?;
+        let mut known = self.store.related_pairs().await?;
+        let mut edges = Vec::new();
+        for (id, hits) in found {
+            let near = hits
+                .into_iter()
+                .filter(|h| h.owner != id && h.score >= RELATE_FROM)
+                .filter(|h| ids.contains(h.owner.as_str()))
+                .take(NEIGHBOURS);
+            for h in near {
+                let (a, b) = if id <= h.owner {
+                    (id.clone(), h.owner)
+                } else {
+                    (h.owner, id.clone())
+                };
+                if known.insert((a.clone(), b.clone())) {
+                    edges.push(Relation {
+                        from: ItemId::new(a),
+                        to: ItemId::new(b),
+                        kind: RelationKind::Related,
+                        weight: h.score,
+                    });
+                }
+            }
+        }
+        self.store.put_relations(&edges).await?;
+        self.store.set_setting(RELATED_THROUGH, &stamp.0).await?;
+        Ok(edges.len())
     }
 
     /// Brings an archived item back into the active set (a `restored` event); sleep leaves

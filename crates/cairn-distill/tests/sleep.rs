@@ -10,7 +10,7 @@ use common::{Scripted, embedder, policy, recorded};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_core::ports::Embedder;
+use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{
     Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, RelationKind, Timestamp,
     VectorKind,
@@ -153,12 +153,10 @@ async fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
-#[tokio::test]
-async fn neighbours_from_0_80_are_related_and_far_ones_are_not() {
-    let (_dir, store) = open().await;
-    let e = embedder();
+/// Three items of the relay project (two saying the same) and the user's Makefile preference.
+fn relay_items() -> Vec<Item> {
     let said = at("2026-03-02T09:00:00Z");
-    let items = vec![
+    vec![
         item(
             "i_port_a",
             ItemKind::Fact,
@@ -195,12 +193,12 @@ async fn neighbours_from_0_80_are_related_and_far_ones_are_not() {
             "WAL for the queue",
             "The relay queue uses SQLite in WAL mode so readers never block the writer.",
         ),
-    ];
-    let vectors = seed(&store, &e, &items).await;
-    let d = distiller(&store, provider(), 0);
-    let report = d.sleep(chrono::Utc::now()).await.unwrap();
-    assert_eq!((report.active, report.with_vectors), (4, 4));
+    ]
+}
 
+/// Checks that each pair of `items` is related exactly when its similarity reaches 0.80;
+/// returns how many pairs are.
+async fn related_from_0_80(store: &Store, items: &[Item], vectors: &[Vec<f32>]) -> usize {
     let mut near = 0;
     let mut far = 0;
     for i in 0..items.len() {
@@ -228,11 +226,110 @@ async fn neighbours_from_0_80_are_related_and_far_ones_are_not() {
         near >= 1 && far >= 1,
         "the test needs both ({near} near, {far} far)"
     );
+    near
+}
+
+#[tokio::test]
+async fn neighbours_from_0_80_are_related_and_far_ones_are_not() {
+    let (_dir, store) = open().await;
+    let e = embedder();
+    let items = relay_items();
+    let vectors = seed(&store, &e, &items).await;
+    let d = distiller(&store, provider(), 0);
+    let report = d.sleep(chrono::Utc::now()).await.unwrap();
+    assert_eq!((report.active, report.with_vectors), (4, 4));
+
+    let near = related_from_0_80(&store, &items, &vectors).await;
     assert_eq!(report.related, near);
 
     // Idempotent: a second night adds no edge.
     let again = d.sleep(chrono::Utc::now()).await.unwrap();
     assert_eq!(again.related, 0);
+}
+
+/// The items' summary points as the service's vector index holds them.
+fn items_index(items: &[Item], vectors: &[Vec<f32>]) -> Arc<dyn VectorIndex> {
+    let index: Arc<dyn VectorIndex> = Arc::new(cairn_vectors::MemoryIndex::new());
+    index.ensure(vectors[0].len()).unwrap();
+    add_points(&index, items, vectors);
+    index
+}
+
+fn add_points(index: &Arc<dyn VectorIndex>, items: &[Item], vectors: &[Vec<f32>]) {
+    let points: Vec<VectorPoint> = items
+        .iter()
+        .zip(vectors)
+        .map(|(it, v)| VectorPoint {
+            owner: it.id.as_str().to_owned(),
+            vector_kind: VectorKind::Summary,
+            ord: 0,
+            vector: v.clone(),
+            payload: PointPayload {
+                project: it.project.clone(),
+                framework: Some("item".into()),
+                kind: Some("item".into()),
+                session: Some(it.id.as_str().to_owned()),
+                timestamp_ms: 0,
+            },
+        })
+        .collect();
+    index.upsert(&points).unwrap();
+}
+
+#[tokio::test]
+async fn through_the_index_the_same_pairs_are_related_and_later_nights_ask_only_for_new_items() {
+    let (_dir, store) = open().await;
+    let e = embedder();
+    let items = relay_items();
+    let vectors = seed(&store, &e, &items).await;
+    let index = items_index(&items, &vectors);
+    let d = distiller(&store, provider(), 0).with_items_index(index.clone());
+    let first = d.sleep(chrono::Utc::now()).await.unwrap();
+    assert_eq!(
+        (first.active, first.with_vectors),
+        (4, 4),
+        "the first night every item asks"
+    );
+    let near = related_from_0_80(&store, &items, &vectors).await;
+    assert_eq!(first.related, near);
+
+    // Nothing changed: nothing asks, nothing is added.
+    let second = d.sleep(chrono::Utc::now()).await.unwrap();
+    assert_eq!((second.with_vectors, second.related), (0, 0));
+
+    // A new item saying what two others say: only it asks, and it finds them.
+    let new = item(
+        "i_port_c",
+        ItemKind::Fact,
+        3,
+        at("2026-03-03T09:00:00Z"),
+        Some(RELAY),
+        "Relay TCP port",
+        "acme/relay: the relay service listens on TCP port 7420.",
+    );
+    let new_vectors = seed(&store, &e, std::slice::from_ref(&new)).await;
+    add_points(&index, std::slice::from_ref(&new), &new_vectors);
+    let third = d.sleep(chrono::Utc::now()).await.unwrap();
+    assert_eq!((third.active, third.with_vectors), (5, 1));
+    let edges = store.relations_of(&new.id).await.unwrap();
+    for old in ["i_port_a", "i_port_b"] {
+        let sim = cosine(
+            &new_vectors[0],
+            &vectors[items.iter().position(|i| i.id.as_str() == old).unwrap()],
+        );
+        assert_eq!(
+            edges
+                .iter()
+                .any(|r| r.from.as_str() == old || r.to.as_str() == old),
+            sim >= 0.80,
+            "{old}: similarity {sim:.3}"
+        );
+    }
+    assert_eq!(third.related, edges.len());
+    assert!(
+        third.related >= 1,
+        "the new item has a near neighbour: {edges:?}"
+    );
 }
 
 #[tokio::test]
