@@ -79,6 +79,11 @@ pub struct Figures {
     sleep_s: f64,
     sleep_stages_ms: [u64; 3],
     sleep_related: u64,
+    /// The second night's relate, after one item changed.
+    sleep_second_relate_ms: u64,
+    sleep_second_asked: u64,
+    /// Before: sleep's relate comparing every pair of items (no index).
+    brute_relate_ms: u64,
     /// Before: an exact in-memory index of every item built again after a change.
     rebuild_in_memory_ms: f64,
 }
@@ -274,6 +279,57 @@ async fn rebuild_in_memory(store: &Store, model: &str) -> anyhow::Result<f64> {
     Ok(ms(t.elapsed()))
 }
 
+/// Sleep's relate as it was before the index, over the same store: a distiller without the
+/// items' index compares every pair of summary vectors (the edges exist already, so it adds
+/// none; the work is the same). Returns its relate time.
+async fn brute_relate(paths: &Paths, settings: &Settings) -> anyhow::Result<u64> {
+    let embedder = cairn_api::models_for_eval(paths, settings)
+        .await
+        .0
+        .context("the settings name no embedding model the benchmark can load")?;
+    let store = Store::open(&paths.database()).await?;
+    let llm = cairn_llm::Llm::new(
+        std::sync::Arc::new(NoModel),
+        store.clone(),
+        cairn_llm::Policy {
+            timeout: std::time::Duration::from_secs(1),
+            retries: 0,
+            backoff: std::time::Duration::from_millis(1),
+            budget: cairn_llm::Budget { calls: 0, usd: 0.0 },
+        },
+    );
+    let d = cairn_distill::Distiller::new(
+        store.clone(),
+        llm,
+        Some(embedder),
+        cairn_distill::Settle::default(),
+    );
+    let report = d.sleep(chrono::Utc::now()).await?;
+    store.close().await?;
+    Ok(report.took_ms[0])
+}
+
+/// A provider that answers nothing (the brute-force night writes no profile).
+struct NoModel;
+
+impl cairn_llm::Provider for NoModel {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn model(&self) -> &str {
+        "none"
+    }
+    fn complete(
+        &self,
+        _: &cairn_llm::Request,
+        _: Instant,
+    ) -> Result<cairn_llm::Reply, cairn_llm::ProviderError> {
+        Err(cairn_llm::ProviderError::fatal(
+            "no model in this benchmark",
+        ))
+    }
+}
+
 /// Runs the benchmark and prints the figures.
 pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.records > 0, "--records must be at least 1");
@@ -379,7 +435,28 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("sleep failed: {e}"))?;
     let sleep_s = t.elapsed().as_secs_f64();
+    // A second night after one more item changed: only it asks the index.
+    let mut again = service
+        .store()
+        .item(&ItemId::new(format!("it_bench_{:06}", args.items / 3)))
+        .await?
+        .context("the bench's items are in the store")?;
+    again.summary.push_str(" (changed again)");
+    service
+        .store()
+        .append_item_event(&NewItemEvent {
+            kind: ItemEventKind::Updated,
+            item: again,
+            reason: Some("bench".into()),
+        })
+        .await?;
+    let second = service
+        .run_sleep()
+        .await
+        .map_err(|e| anyhow::anyhow!("sleep failed: {e}"))?;
     drop(service);
+    say("relating every pair, as sleep did before the index…");
+    let brute_relate_ms = brute_relate(&paths, &settings).await?;
 
     say("restarting…");
     let service = Service::load(&options(&paths, &settings))
@@ -409,6 +486,9 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         sleep_s,
         sleep_stages_ms: slept.took_ms,
         sleep_related: slept.related as u64,
+        sleep_second_relate_ms: second.took_ms[0],
+        sleep_second_asked: second.with_vectors as u64,
+        brute_relate_ms,
         rebuild_in_memory_ms,
     };
     if args.json {
@@ -467,12 +547,17 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         (
             "9 sleep",
             format!(
-                "{:.1} s: relate {} ms ({} related), re-score and archive {} ms, profiles {} ms",
+                "first night {:.1} s: relate {} ms through the index ({} related; before, every \
+                 pair compared: {} ms), re-score and archive {} ms, profiles {} ms; a night after \
+                 one item changed: relate {} ms ({} asked)",
                 f.sleep_s,
                 f.sleep_stages_ms[0],
                 f.sleep_related,
+                f.brute_relate_ms,
                 f.sleep_stages_ms[1],
-                f.sleep_stages_ms[2]
+                f.sleep_stages_ms[2],
+                f.sleep_second_relate_ms,
+                f.sleep_second_asked
             ),
         ),
     ]);
