@@ -332,6 +332,11 @@ impl ItemsState {
         let changed = store.items_changed_since(progress.seq).await?;
         let total = changed.len();
         let view = d.items();
+        // From the start into an index holding no item: nothing to take out first.
+        let empty = progress.seq == 0 && {
+            let index = view.clone();
+            blocking(move || index.count()).await?.is_ok_and(|n| n == 0)
+        };
         let mut done = 0u64;
         for batch in changed.chunks(BATCH) {
             let slot = self.slot.lock().await;
@@ -386,10 +391,14 @@ impl ItemsState {
                     });
                 }
             }
-            let gone: Vec<String> = batch
-                .iter()
-                .map(|(_, i)| i.id.as_str().to_owned())
-                .collect();
+            let gone: Vec<String> = if empty {
+                Vec::new()
+            } else {
+                batch
+                    .iter()
+                    .map(|(_, i)| i.id.as_str().to_owned())
+                    .collect()
+            };
             let index = view.clone();
             blocking(
                 move || -> std::result::Result<(), cairn_core::ports::BackendError> {

@@ -397,16 +397,20 @@ impl Service {
                 .count_vectors(&d.vectors_id())
                 .await
                 .unwrap_or(0);
-            // The records' points only: the items' share the index, and are checked
-            // against the item log by their own sync.
-            let index = d.records();
-            let held = tokio::task::spawn_blocking(move || index.count())
-                .await
-                .ok()
-                .and_then(Result::ok);
+            // The records' points against the records' vectors; the items' points are
+            // checked against the item log by their own sync, but items' points with no item
+            // left in the store are what a Clear cut short leaves too.
+            let (records, items) = (d.records(), d.items());
+            let held = tokio::task::spawn_blocking(move || {
+                Some((records.count().ok()?, items.count().ok()?))
+            })
+            .await
+            .ok()
+            .flatten();
+            let no_items = self.inner.store.counts().await.is_ok_and(|c| c.items == 0);
             // More points than the store keeps: a Clear was cut short (the process died
             // between emptying the store and the index); what it removed must go.
-            refill_needed = held.is_some_and(|h| h != kept);
+            refill_needed = held.is_some_and(|(r, i)| r != kept || (i > 0 && no_items));
         }
         if refill_needed && let Some(d) = &loaded.dense {
             tracing::info!(

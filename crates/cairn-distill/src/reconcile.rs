@@ -152,15 +152,14 @@ impl Distiller {
 
     async fn known(&self) -> Result<Vec<Known>, DistillError> {
         let items = self.store.items(false).await?;
-        let mut summaries = std::collections::HashMap::new();
-        if let Some(model) = self.vectors_model() {
-            let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
-            for v in self.store.vectors_of_many(&owners, &model).await? {
-                if v.kind == VectorKind::Summary {
-                    summaries.insert(v.owner, v.vector);
-                }
+        // The summary vectors only (a fifth of what an item keeps: no cues, no body chunks).
+        let mut summaries = match self.vectors_model() {
+            Some(model) => {
+                let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
+                self.store.summary_vectors(&owners, &model).await?
             }
-        }
+            None => std::collections::HashMap::new(),
+        };
         Ok(items
             .into_iter()
             .map(|item| {

@@ -40,6 +40,8 @@ pub const NEIGHBOURS: usize = 5;
 /// The store setting that says up to which item log seq items were related through the
 /// index: those changed after it ask for their neighbours on the next night.
 const RELATED_THROUGH: &str = "sleep.related_through";
+/// Candidates each item's neighbour search re-scores from the full vectors.
+const RESCORED: usize = 64;
 /// Priority under which an unused old item is archived. For scale: a fact of importance 3
 /// is at 0.75 after a year and 0.19 after two; an episode of importance 2 is at 0.03 after
 /// 180 days; a preference of importance 2 is at 1.0 after a year.
@@ -388,8 +390,15 @@ impl Distiller {
             queries
                 .into_iter()
                 .map(|(id, v)| {
+                    // A handful of candidates re-scored: the nearest few are all it keeps.
                     index
-                        .search(VectorKind::Summary, &v, &filter, NEIGHBOURS + 1, false)
+                        .search_rescoring(
+                            VectorKind::Summary,
+                            &v,
+                            &filter,
+                            NEIGHBOURS + 1,
+                            RESCORED,
+                        )
                         .map(|hits| (id, hits))
                 })
                 .collect::<Result<Vec<_>, _>>()

@@ -147,21 +147,25 @@ impl Store {
     /// after it do not count, so a state newer than `seq` is never missed.
     pub async fn items_changed_since(&self, seq: i64) -> Result<Vec<(i64, Item)>> {
         let db = self.conn();
+        // One query: the items changed, each with its newest such event, joined to its
+        // current state (the view's newest event per item, through the (item_id, seq) index).
         let rows = db
             .query_all(Statement::from_sql_and_values(
                 db.get_database_backend(),
-                "SELECT MAX(e.seq) AS seq, e.item_id AS item_id FROM item_events e \
-                 WHERE e.seq > ? AND e.kind <> 'used' GROUP BY e.item_id ORDER BY seq",
+                "SELECT c.seq AS seq, cur.state AS state FROM \
+                 (SELECT item_id, MAX(seq) AS seq FROM item_events \
+                  WHERE seq > ? AND kind <> 'used' GROUP BY item_id) c \
+                 JOIN items_current cur ON cur.item_id = c.item_id ORDER BY c.seq",
                 [seq.into()],
             ))
             .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let at: i64 = r.try_get("", "seq")?;
-            let id: String = r.try_get("", "item_id")?;
-            if let Some(item) = crate::store::latest_item_state(db, &ItemId::new(id)).await? {
-                out.push((at, item));
-            }
+            let state: String = r.try_get("", "state")?;
+            let item: Item = serde_json::from_str(&state)
+                .map_err(|e| corrupt("item_events", "state", e.to_string()))?;
+            out.push((at, item));
         }
         Ok(out)
     }
