@@ -5,10 +5,11 @@
 //!    its nearest neighbours by summary vector from cosine [`RELATE_FROM`], at most
 //!    [`NEIGHBOURS`] each; edges already there are not added again. With the items' vector
 //!    index ([`Distiller::with_items_index`], as the service runs it), only the items changed
-//!    since the last night ask it for their neighbours (all of them the first night), so a
-//!    night costs one search per new item, whatever the number of items; the pairs of two
-//!    older items were related on an earlier night. Without one, brute force over every
-//!    active item's summary vector (n²/2 dot products, O(n·k) memory beyond the vectors).
+//!    since the last night ask it for their neighbours, so a night costs one search per new
+//!    item whatever the number of items; the pairs of two older items were related on an
+//!    earlier night. When more than [`ASK_SHARE`] of the items would ask (the first night,
+//!    after a model change), and without an index, every pair of active items' summary
+//!    vectors is compared instead (n²/2 dot products, O(n·k) memory beyond the vectors).
 //! 2. **Re-score**: priority = importance × recency × use, where recency =
 //!    0.5^(age / half-life of the kind) ([`half_life_days`]; age from when the item was said,
 //!    else when it was stored) and use = 1 + ln(1 + times used) (`used` events). Kept in
@@ -42,6 +43,10 @@ pub const NEIGHBOURS: usize = 5;
 const RELATED_THROUGH: &str = "sleep.related_through";
 /// Candidates each item's neighbour search re-scores from the full vectors.
 const RESCORED: usize = 64;
+/// The share of the active items above which a night compares every pair instead of asking
+/// the index item by item: at 20,000 items one search costs about 2 ms, every pair 16 s in
+/// all (`cairn bench items`), so the index pays below about a third; a quarter leaves room.
+pub const ASK_SHARE: f64 = 0.25;
 /// Priority under which an unused old item is archived. For scale: a fact of importance 3
 /// is at 0.75 after a year and 0.19 after two; an episode of importance 2 is at 0.03 after
 /// 180 days; a preference of importance 2 is at 1.0 after a year.
@@ -304,10 +309,12 @@ impl Distiller {
             return Ok(0);
         };
         let model = cairn_index::unit::vectors_id(e.model_id());
-        if let Some(index) = &self.items_index {
-            return self
+        if let Some(index) = &self.items_index
+            && let Some(related) = self
                 .relate_through_index(index.clone(), &model, active, report)
-                .await;
+                .await?
+        {
+            return Ok(related);
         }
         let owners: Vec<String> = active.iter().map(|i| i.id.as_str().to_owned()).collect();
         let mut by_owner = self.store.summary_vectors(&owners, &model).await?;
@@ -349,14 +356,16 @@ impl Distiller {
     }
 
     /// Relates each active item changed since the last night (every one the first night) to
-    /// the nearest neighbours the items' vector index finds for its summary vector.
+    /// the nearest neighbours the items' vector index finds for its summary vector. `None`
+    /// when more than [`ASK_SHARE`] of the items would ask (the first night, after a model
+    /// change): comparing every pair is cheaper then, and the caller does it.
     async fn relate_through_index(
         &self,
         index: std::sync::Arc<dyn cairn_core::ports::VectorIndex>,
         model: &str,
         active: &[&Item],
         report: &mut SleepReport,
-    ) -> Result<usize, DistillError> {
+    ) -> Result<Option<usize>, DistillError> {
         let stamp = self.store.item_log_stamp().await?;
         let since = self
             .store
@@ -377,6 +386,11 @@ impl Distiller {
                 .filter(|id| ids.contains(id.as_str()))
                 .collect()
         };
+        if asking.len() as f64 > ASK_SHARE * ids.len() as f64 {
+            // Every pair is compared instead; the next night asks from here.
+            self.store.set_setting(RELATED_THROUGH, &stamp.0).await?;
+            return Ok(None);
+        }
         let mut queries: Vec<(String, Vec<f32>)> = self
             .store
             .summary_vectors(&asking, model)
@@ -432,7 +446,7 @@ impl Distiller {
         }
         self.store.put_relations(&edges).await?;
         self.store.set_setting(RELATED_THROUGH, &stamp.0).await?;
-        Ok(edges.len())
+        Ok(Some(edges.len()))
     }
 
     /// Brings an archived item back into the active set (a `restored` event); sleep leaves

@@ -773,28 +773,36 @@ impl Retriever {
                 }
             }
         }
-        // A corpus with its own test: dense candidates it does not keep go before fusion
-        // (their metadata is read later; the test needs it, so read it now).
+        // A corpus with its own test: dense candidates it does not keep go before fusion.
+        // The test needs their metadata, so it is read now (the chunk that matched), and
+        // for a corpus without a store kept as the hit's (not read a second time).
         let clock = Instant::now();
-        let drop: Vec<Key> = found
+        let held: Vec<Key> = found
             .dense
             .keys()
-            .filter(|k| {
-                let c = &self.corpora[k.0];
-                c.keep.is_some() && !found.meta.contains_key(*k)
-            })
-            .filter(|k| {
-                let c = &self.corpora[k.0];
-                !c.text
-                    .record_chunk(&k.1, None)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|h| c.keep.as_ref().is_none_or(|keep| keep(&h)))
-            })
+            .filter(|k| self.corpora[k.0].keep.is_some() && !found.meta.contains_key(*k))
             .cloned()
             .collect();
-        for k in drop {
-            found.dense.remove(&k);
+        for k in held {
+            let c = &self.corpora[k.0];
+            let kept = c
+                .text
+                .record_chunk(&k.1, found.best_chunk.get(&k).copied())
+                .ok()
+                .flatten()
+                .filter(|h| c.keep.as_ref().is_none_or(|keep| keep(h)));
+            match kept {
+                // A corpus without a store: this is the hit's metadata (a store's corpus
+                // reads its records from the store).
+                Some(mut h) if c.store.is_none() => {
+                    h.passage = h.passage.chars().take(PASSAGE_CHARS).collect();
+                    found.meta.insert(k, h);
+                }
+                Some(_) => {}
+                None => {
+                    found.dense.remove(&k);
+                }
+            }
         }
         found.stages.filter = since_ms(clock);
         Ok(found)
