@@ -29,12 +29,10 @@ impl Embedder for Counting {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_service_embeds_through_the_embedder_given_and_refuses_another_model() {
-    let home = tempfile::tempdir().unwrap();
-    let handle = start(home.path()).await;
-    let service = handle.service();
-    let paths = Paths::under(home.path());
+/// The test model as the service under `home` loads it, counting behind `id` (its own id, or
+/// another to pose as another model).
+pub(crate) async fn counting(home: &std::path::Path, id: Option<&str>) -> Arc<Counting> {
+    let paths = Paths::under(home);
     let env = [
         ("CAIRN__MODELS__DOWNLOAD", "false"),
         ("CAIRN__MODELS__EMBEDDER", models().as_str()),
@@ -45,26 +43,30 @@ async fn the_service_embeds_through_the_embedder_given_and_refuses_another_model
         .settings;
     let (model, _, warnings) = cairn_api::models_for_eval(&paths, &settings).await;
     let model = model.unwrap_or_else(|| panic!("the test embedder loads: {warnings:?}"));
-
-    // Another model: refused, naming both.
-    let other = Arc::new(Counting {
-        inner: model.clone(),
-        id: "another-model".into(),
+    Arc::new(Counting {
+        id: id.unwrap_or(model.model_id()).to_owned(),
+        inner: model,
         texts: AtomicUsize::new(0),
-    });
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_embeds_through_the_embedder_given_and_refuses_another_model() {
+    let home = tempfile::tempdir().unwrap();
+    let handle = start(home.path()).await;
+    let service = handle.service();
+    // Another model: refused, naming both.
+    let other = counting(home.path(), Some("another-model")).await;
     let err = service.embed_with(other.clone()).await.unwrap_err();
+    let own = other.inner.model_id().to_owned();
     assert!(
-        err.message.contains("another-model") && err.message.contains(model.model_id()),
+        err.message.contains("another-model") && err.message.contains(&own),
         "{}",
         err.message
     );
 
     // The same model: what the service indexes from now on goes through it.
-    let same = Arc::new(Counting {
-        inner: model.clone(),
-        id: model.model_id().to_owned(),
-        texts: AtomicUsize::new(0),
-    });
+    let same = counting(home.path(), None).await;
     service.embed_with(same.clone()).await.unwrap();
     let rec = cairn_core::NewRecord {
         id: cairn_core::RecordId::derive("claude-code", "s-1", "1"),

@@ -3,17 +3,14 @@
 //! search never returns it), an archived item leaves it, a restart finds the items again with
 //! no embedding and no rebuild, and Clear leaves nothing of them. Once in a one-shot CLI call
 //! (the search puts the vectors in itself) and once in a daemon (its indexing worker does).
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use cairn_api::{Host, Service, ServiceHandle, ServiceOptions};
-use cairn_config::{Paths, Settings};
+use cairn_api::{Host, Service};
 use cairn_core::{Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent};
 use serde_json::json;
 
-use crate::embed_with::Counting;
-use crate::turn_note::models;
+use crate::embed_with::counting;
+use crate::turn_note::start_as;
 
 const PORT: &str = "The staging Postgres database listens on port 6543.";
 const RELEASE: &str = "Releases are tagged from the main branch after the changelog is updated.";
@@ -83,26 +80,14 @@ async fn search(
         .collect()
 }
 
-async fn start(home: &Path, host: Host) -> ServiceHandle {
-    let paths = Paths::under(home);
-    let env = [
-        ("CAIRN__MODELS__DOWNLOAD", "false"),
-        ("CAIRN__MODELS__EMBEDDER", models().as_str()),
-        ("CAIRN__CAPTURE__ENABLED", "false"),
-        ("CAIRN__SERVICE__PORT", "0"),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    let loaded = Settings::load(&paths, &Default::default(), env.into_iter()).unwrap();
-    ServiceHandle::start(ServiceOptions {
-        paths,
-        settings: loaded.settings,
-        config_file: loaded.file,
-        host,
-        serve_http: false,
-        ui_dir: None,
-    })
-    .await
-    .unwrap()
+/// How far the items' points are (the item log seq), as the service records it.
+async fn items_progress(service: &Service) -> Option<i64> {
+    service
+        .store()
+        .setting::<serde_json::Value>("index.items")
+        .await
+        .unwrap()
+        .and_then(|(v, _)| v["seq"].as_i64())
 }
 
 /// A record that speaks of the database too, so the records' search has a near neighbour.
@@ -148,7 +133,7 @@ async fn first_by_meaning(service: &Service, query: &str, id: &str) -> Vec<(Stri
 
 async fn items_live_in_the_vector_index(host: Host) {
     let home = tempfile::tempdir().unwrap();
-    let handle = start(home.path(), host).await;
+    let handle = start_as(home.path(), host).await;
     let service = handle.service();
     add_record(service).await;
     // No vectors are stored with these items: the index's sync embeds them.
@@ -165,17 +150,7 @@ async fn items_live_in_the_vector_index(host: Host) {
     );
     // The items' points follow the item log: as far as its newest event.
     let stamp = service.store().item_log_stamp().await.unwrap();
-    let progress = service
-        .store()
-        .setting::<serde_json::Value>("index.items")
-        .await
-        .unwrap()
-        .map(|(v, _)| v);
-    assert_eq!(
-        progress.as_ref().and_then(|p| p["seq"].as_i64()),
-        Some(stamp.0),
-        "{progress:?}"
-    );
+    assert_eq!(items_progress(service).await, Some(stamp.0));
     // Near the item and the record both: a records' search finds the record only.
     let records = search(service, "is staging postgres running", &["record"], "dense").await;
     assert!(!records.is_empty(), "the record is found by meaning");
@@ -211,24 +186,9 @@ async fn items_live_in_the_vector_index(host: Host) {
     handle.shutdown().await;
 
     // After a restart the items are found at once: nothing is embedded but the queries.
-    let handle = start(home.path(), host).await;
+    let handle = start_as(home.path(), host).await;
     let service = handle.service();
-    let paths = Paths::under(home.path());
-    let env = [
-        ("CAIRN__MODELS__DOWNLOAD", "false"),
-        ("CAIRN__MODELS__EMBEDDER", models().as_str()),
-    ]
-    .map(|(k, v)| (k.to_owned(), v.to_owned()));
-    let settings = Settings::load(&paths, &Default::default(), env.into_iter())
-        .unwrap()
-        .settings;
-    let (model, _, warnings) = cairn_api::models_for_eval(&paths, &settings).await;
-    let model = model.unwrap_or_else(|| panic!("the test embedder loads: {warnings:?}"));
-    let counting = Arc::new(Counting {
-        inner: model.clone(),
-        id: model.model_id().to_owned(),
-        texts: AtomicUsize::new(0),
-    });
+    let counting = counting(home.path(), None).await;
     service.embed_with(counting.clone()).await.unwrap();
     let hits = search(service, RELEASE_MEANING, &["item"], "dense").await;
     assert_eq!(
@@ -257,22 +217,16 @@ async fn items_live_in_the_vector_index(host: Host) {
             "{mode} after Clear"
         );
     }
-    let progress = service
-        .store()
-        .setting::<serde_json::Value>("index.items")
-        .await
-        .unwrap()
-        .map(|(v, _)| v);
     assert_eq!(
-        progress.as_ref().and_then(|p| p["seq"].as_i64()),
+        items_progress(service).await,
         Some(0),
-        "Clear starts the items' points afresh: {progress:?}"
+        "Clear starts the items' points afresh"
     );
     let kept = service
         .store()
         .vectors_of_many(
             &["it_release".to_owned()],
-            &cairn_index::unit::vectors_id(model.model_id()),
+            &cairn_index::unit::vectors_id(counting.inner.model_id()),
         )
         .await
         .unwrap();

@@ -16,8 +16,14 @@ pub(crate) fn models() -> String {
         .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)")
 }
 
-/// A service on a temporary home with the test embedder, no capture, no HTTP server.
+/// A service on a temporary home with the test embedder, no capture, no HTTP server, as a
+/// one-shot CLI call runs it.
 pub(crate) async fn start(home: &Path) -> ServiceHandle {
+    start_as(home, Host::Direct).await
+}
+
+/// [`start`], hosted as `host` runs it (a daemon's has its workers).
+pub(crate) async fn start_as(home: &Path, host: Host) -> ServiceHandle {
     let paths = Paths::under(home);
     let env = [
         ("CAIRN__MODELS__DOWNLOAD", "false"),
@@ -31,7 +37,7 @@ pub(crate) async fn start(home: &Path) -> ServiceHandle {
         paths,
         settings: loaded.settings,
         config_file: loaded.file,
-        host: Host::Direct,
+        host,
         serve_http: false,
         ui_dir: None,
     })
