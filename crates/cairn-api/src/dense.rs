@@ -112,7 +112,8 @@ pub(crate) fn item_payload(item: &cairn_core::Item) -> PointPayload {
     }
 }
 
-fn backend_err(e: cairn_core::ports::BackendError) -> ApiError {
+/// A vector index failure as the API says it.
+pub(crate) fn backend_err(e: cairn_core::ports::BackendError) -> ApiError {
     ApiError::new(cairn_core::ErrorCode::Unavailable, e.message)
 }
 
@@ -126,7 +127,10 @@ fn payload(r: &Record) -> PointPayload {
     }
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+/// Runs `f` on the blocking pool (the indexes' work).
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::internal(e.to_string()))

@@ -453,7 +453,9 @@ impl Service {
     /// A distiller whose model calls fail at once, naming the missing provider.
     async fn distiller_without_model(&self) -> Distiller {
         let llm = Llm::new(
-            Arc::new(NoProvider),
+            Arc::new(cairn_llm::Unavailable::new(
+                crate::llm_api::no_provider_message(),
+            )),
             self.store().clone(),
             Policy::from_settings(&self.settings().llm),
         );
@@ -498,26 +500,5 @@ pub fn sleep_to_api(r: cairn_distill::SleepReport, took: Duration) -> cairn_core
         cost_usd: r.cost_usd,
         stopped: r.stopped,
         took_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-    }
-}
-
-/// The provider when none is set: every call fails, naming what to set.
-struct NoProvider;
-
-impl cairn_llm::Provider for NoProvider {
-    fn name(&self) -> &str {
-        "none"
-    }
-    fn model(&self) -> &str {
-        "none"
-    }
-    fn complete(
-        &self,
-        _: &cairn_llm::Request,
-        _: std::time::Instant,
-    ) -> std::result::Result<cairn_llm::Reply, cairn_llm::ProviderError> {
-        Err(cairn_llm::ProviderError::fatal(
-            crate::llm_api::no_provider_message(),
-        ))
     }
 }

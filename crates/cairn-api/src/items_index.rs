@@ -25,7 +25,7 @@ use cairn_index::{TextHit, TextIndex};
 use cairn_store::Store;
 
 use crate::board::INDEXING;
-use crate::dense::{self, Dense};
+use crate::dense::{self, Dense, backend_err, blocking};
 use crate::{ApiError, Result, WorkerBoard};
 
 /// Items put in the vector index per batch (each under [`ItemsState::hold`]).
@@ -36,18 +36,8 @@ fn active(i: &Item) -> bool {
     !i.archived && i.superseded_by.is_none()
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))
-}
-
 fn index_err(e: cairn_index::Error) -> ApiError {
     ApiError::internal(format!("the items' keyword index failed: {e}"))
-}
-
-fn vectors_err(e: cairn_core::ports::BackendError) -> ApiError {
-    ApiError::new(cairn_core::ErrorCode::Unavailable, e.message)
 }
 
 /// The text an item is found by: title, summary, body, cues and concepts.
@@ -409,7 +399,7 @@ impl ItemsState {
                 },
             )
             .await?
-            .map_err(vectors_err)?;
+            .map_err(backend_err)?;
             if let Some((seq, _)) = batch.last() {
                 progress.seq = *seq;
             }
@@ -429,7 +419,7 @@ impl ItemsState {
         let index = view.clone();
         blocking(move || index.flush())
             .await?
-            .map_err(vectors_err)?;
+            .map_err(backend_err)?;
         Ok(done)
     }
 

@@ -143,6 +143,35 @@ impl ProviderError {
     }
 }
 
+/// The provider where there is none: every call fails at once, with `message` (what to set,
+/// or why there is no model), and is never retried. Sleep without a provider still relates,
+/// re-scores and archives; what needs a model stops, saying why.
+#[derive(Debug, Clone)]
+pub struct Unavailable {
+    message: String,
+}
+
+impl Unavailable {
+    /// A provider whose every call fails with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl Provider for Unavailable {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn model(&self) -> &str {
+        "none"
+    }
+    fn complete(&self, _: &Request, _: Instant) -> Result<Reply, ProviderError> {
+        Err(ProviderError::fatal(self.message.clone()))
+    }
+}
+
 /// A model provider: one blocking call, answered before `deadline` or abandoned.
 pub trait Provider: Send + Sync {
     /// The provider's settings name (`claude-cli`, `anthropic`, `local`, …).

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use cairn_config::{LlmSettings, Overrides, Paths, Settings};
 use cairn_llm::{
     AgentCli, ApiKind, Budget, CallError, CliKind, HttpApi, Llm, Policy, Provider, Recorded,
-    Request, prompt_key, provider_from_settings,
+    Request, Unavailable, prompt_key, provider_from_settings,
 };
 use cairn_store::{LedgerOutcome, Store};
 use serde_json::{Value, json};
@@ -1186,5 +1186,23 @@ async fn the_local_gguf_model_answers_in_json_through_the_same_rules() {
     assert_eq!(
         (row.provider.as_str(), row.outcome, row.cost_usd),
         ("local", LedgerOutcome::Ok, Some(0.0))
+    );
+}
+
+/// Where there is no provider, a call fails at once with the reason given, is not retried,
+/// and is in the ledger as failed (sleep without a model: profiles stop, saying why).
+#[tokio::test]
+async fn the_unavailable_provider_fails_once_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path()).await;
+    let llm = Llm::new(
+        Arc::new(Unavailable::new("set llm.provider to distil")),
+        store.clone(),
+        policy(),
+    );
+    let err = llm.call(&request("x")).await.unwrap_err().to_string();
+    assert!(
+        err.contains("set llm.provider to distil") && err.contains("after 1 attempt"),
+        "{err}"
     );
 }

@@ -290,7 +290,9 @@ async fn brute_relate(paths: &Paths, settings: &Settings) -> anyhow::Result<u64>
         .context("the settings name no embedding model the benchmark can load")?;
     let store = Store::open(&paths.database()).await?;
     let llm = cairn_llm::Llm::new(
-        std::sync::Arc::new(NoModel),
+        std::sync::Arc::new(cairn_llm::Unavailable::new(
+            "no model in this benchmark (the brute-force night writes no profile)",
+        )),
         store.clone(),
         cairn_llm::Policy {
             timeout: std::time::Duration::from_secs(1),
@@ -308,27 +310,6 @@ async fn brute_relate(paths: &Paths, settings: &Settings) -> anyhow::Result<u64>
     let report = d.sleep(chrono::Utc::now()).await?;
     store.close().await?;
     Ok(report.took_ms[0])
-}
-
-/// A provider that answers nothing (the brute-force night writes no profile).
-struct NoModel;
-
-impl cairn_llm::Provider for NoModel {
-    fn name(&self) -> &str {
-        "none"
-    }
-    fn model(&self) -> &str {
-        "none"
-    }
-    fn complete(
-        &self,
-        _: &cairn_llm::Request,
-        _: Instant,
-    ) -> Result<cairn_llm::Reply, cairn_llm::ProviderError> {
-        Err(cairn_llm::ProviderError::fatal(
-            "no model in this benchmark",
-        ))
-    }
 }
 
 /// Runs the benchmark and prints the figures.
