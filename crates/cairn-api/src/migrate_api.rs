@@ -70,6 +70,9 @@ impl Service {
                 ),
             )
         })?;
+        // A one-shot CLI has not loaded the models yet (the service's worker does it at
+        // start); the vectors to copy are the ones kept for the loaded embedder.
+        self.ensure_models().await;
         let Some(dense) = self.dense_parts().await else {
             return Err(ApiError::new(
                 ErrorCode::Unavailable,

@@ -718,6 +718,11 @@ pub enum BenchCmd {
         /// default.
         #[arg(long, value_delimiter = ',')]
         candidates: Vec<usize>,
+        /// Put the vectors on this Qdrant server (its gRPC URL, e.g. http://127.0.0.1:6334;
+        /// the key `cairn index set-key` stored, if any) in the collection `cairn-bench`,
+        /// emptied first, instead of the embedded index.
+        #[arg(long, value_name = "URL")]
+        remote: Option<String>,
     },
     /// The measuring half of `bench search`, run in a fresh process.
     #[command(hide = true)]
@@ -730,6 +735,8 @@ pub enum BenchCmd {
         embedder: PathBuf,
         #[arg(long, value_delimiter = ',')]
         candidates: Vec<usize>,
+        #[arg(long)]
+        remote: Option<String>,
     },
     /// The turn note at 150,000 records (service latency p50/p95, share with a note, RSS)
     /// and the hook's round trip with the service down and up: how many notes the service

@@ -438,11 +438,18 @@ impl Retriever {
                     let dated = spans
                         .iter()
                         .any(|(a, b)| p.started_at >= *a && p.started_at <= *b);
+                    let recent = if t.recency_weight > 0.0 && t.recency_days > 0.0 {
+                        let age = (q.now - p.started_at).num_seconds().max(0) as f32 / 86_400.0;
+                        t.recency_weight * 0.5f32.powf(age / t.recency_days)
+                    } else {
+                        0.0
+                    };
                     (
                         own + t.neighbour_before.unwrap_or(t.neighbour_weight) * near(&p.prev)
                             + t.neighbour_after.unwrap_or(t.neighbour_weight) * near(&p.next)
                             + t.session_weight * session
                             + if dated { t.date_weight } else { 0.0 }
+                            + recent
                             + if t.speaker_weight > 0.0 && named(&p.author) {
                                 t.speaker_weight
                             } else {

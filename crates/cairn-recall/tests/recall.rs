@@ -637,3 +637,32 @@ async fn before_cuts_later_records_in_the_search_so_they_do_not_fill_its_pool() 
         "{hits:?}"
     );
 }
+
+#[tokio::test]
+async fn of_two_equal_matches_the_more_recent_leads_by_default() {
+    // The same words two months apart; the request comes a day after the later one.
+    let m = remember(&[
+        turn("a_old", "s1", 0, &["the flaky upload test times out on CI"]),
+        turn("b_new", "s2", 86_400 * 60, &["the flaky upload test times out on CI"]),
+    ])
+    .await;
+    let q = Query {
+        now: chrono::DateTime::from_timestamp(T0 + 86_400 * 61, 0).unwrap(),
+        ..query("flaky upload test", SearchMode::Bm25, false)
+    };
+    let (hits, _) = retriever(vec![records(&m)], None).search(&q).await.unwrap();
+    assert_eq!(ids(&hits), ["b_new", "a_old"]);
+    assert!(hits[0].hit.score > hits[1].hit.score, "{:?}", ids(&hits));
+    // Without the lift they tie, and the order is the ids'.
+    let (hits, _) = Retriever {
+        tuning: Tuning {
+            recency_weight: 0.0,
+            ..Tuning::default()
+        },
+        ..retriever(vec![records(&m)], None)
+    }
+    .search(&q)
+    .await
+    .unwrap();
+    assert_eq!(ids(&hits), ["a_old", "b_new"]);
+}

@@ -100,7 +100,12 @@ impl Memory {
             corpora,
             embedder,
             reranker,
-            tuning: Tuning::default(),
+            // The ranker's inputs (fused score, gap to the best) were learned from a
+            // retriever with no recency lift: the note's candidates are scored as they were.
+            tuning: Tuning {
+                recency_weight: 0.0,
+                ..Tuning::default()
+            },
         }
         .search(&Query {
             text,

@@ -50,7 +50,8 @@ const SIDECAR_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Blocking: it owns a small tokio runtime and waits on it. Call it off the async runtime
 /// (from a blocking thread, it runs each request on a short-lived thread of its own).
 pub struct ServerIndex {
-    runtime: tokio::runtime::Runtime,
+    /// Taken when the index is dropped (see its `Drop`).
+    runtime: Option<tokio::runtime::Runtime>,
     client: Qdrant,
     collection: String,
     backend: &'static str,
@@ -60,6 +61,17 @@ pub struct ServerIndex {
     min_candidates: AtomicUsize,
     /// Shards and copies of each shard, when it creates the collection.
     layout: (u32, u32),
+}
+
+impl Drop for ServerIndex {
+    /// Dropping a runtime waits for its threads, which tokio refuses inside an async context
+    /// (a service method dropping its last handle to the index, as the migration does): the
+    /// client's runtime is let go without waiting.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for ServerIndex {
@@ -118,7 +130,7 @@ impl ServerIndex {
             .map_err(|e| map_error(&format!("connect to Qdrant at {url}"), e))?;
         tracing::info!(backend, url, collection, "connected to Qdrant");
         Ok(Self {
-            runtime,
+            runtime: Some(runtime),
             client,
             collection: collection.to_string(),
             backend,
@@ -168,13 +180,19 @@ impl ServerIndex {
         if tokio::runtime::Handle::try_current().is_ok() {
             // Inside some runtime's context (a blocking-pool thread, or, wrongly, a task):
             // `block_on` may refuse there, so wait on a thread of our own.
-            std::thread::scope(|s| match s.spawn(|| self.runtime.block_on(future)).join() {
+            std::thread::scope(|s| match s.spawn(|| self.runtime().block_on(future)).join() {
                 Ok(output) => output,
                 Err(panic) => std::panic::resume_unwind(panic),
             })
         } else {
-            self.runtime.block_on(future)
+            self.runtime().block_on(future)
         }
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime
+            .as_ref()
+            .expect("the client runtime is there until the index is dropped")
     }
 
     fn cached_dim(&self) -> Result<Option<usize>, BackendError> {

@@ -37,6 +37,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             embedder,
             json,
             candidates,
+            remote,
         } => bench::search::run(bench::search::Args {
             steps,
             points_per_record,
@@ -45,6 +46,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             embedder,
             json,
             candidates,
+            remote,
         })
         .await
         .map_err(Failure::from),
@@ -53,7 +55,8 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             queries,
             embedder,
             candidates,
-        } => bench::search::phase(&dir, queries, &embedder, &candidates)
+            remote,
+        } => bench::search::phase(&dir, queries, &embedder, &candidates, remote.as_deref())
             .await
             .map_err(Failure::from),
         BenchCmd::Note {

@@ -5,6 +5,10 @@
 //! of the quantized search against exact search, and the full fused query the service runs
 //! (query embedding with the real model + BM25 + three named-vector searches + fusion).
 //!
+//! With `--remote URL` the vectors go to a Qdrant server's collection `cairn-bench` instead
+//! of the embedded index (emptied at the first step); the store and keyword index stay local,
+//! as the service keeps them with a remote backend.
+//!
 //! The record vectors are synthetic (low-rank, shaped like text embeddings): embedding 1.35 M
 //! chunks with the real model would take hours on a laptop and measure the embedder, not the
 //! index. The query embedding is real, so the fused latency includes it.
@@ -20,7 +24,7 @@ use cairn_index::{TextIndex, TextQuery};
 use cairn_models::BertEmbedder;
 use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
-use cairn_vectors::EmbeddedIndex;
+use cairn_vectors::{EmbeddedIndex, ServerIndex};
 use cairn_vectors::synthetic::Gen;
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +52,36 @@ pub struct Args {
     /// Besides the index's default, the service query measured again at each of these
     /// numbers of candidates re-scored per kind of vector (empty: none).
     pub candidates: Vec<usize>,
+    /// A Qdrant server's gRPC URL: the vectors go there instead of the embedded index.
+    pub remote: Option<String>,
+}
+
+/// The collection `--remote` uses on the server.
+const REMOTE_COLLECTION: &str = "cairn-bench";
+
+/// The vector index the benchmark grows and measures: the embedded one in `dir`, or the
+/// collection [`REMOTE_COLLECTION`] on a Qdrant server (with the key `cairn index set-key`
+/// stored, if any). `fresh` empties it first.
+fn open_vectors(
+    dir: &Path,
+    remote: Option<&str>,
+    fresh: bool,
+) -> anyhow::Result<std::sync::Arc<dyn VectorIndex>> {
+    let err = |e: cairn_core::ports::BackendError| anyhow::anyhow!("{}", e.message);
+    Ok(match remote {
+        None if fresh => std::sync::Arc::new(EmbeddedIndex::create(&dir.join("vectors")).map_err(err)?),
+        None => std::sync::Arc::new(EmbeddedIndex::open(&dir.join("vectors")).map_err(err)?),
+        Some(url) => {
+            let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
+            let index = ServerIndex::connect(url, key.clone(), REMOTE_COLLECTION).map_err(err)?;
+            if fresh {
+                index.delete_collection().map_err(err)?;
+                let index = ServerIndex::connect(url, key, REMOTE_COLLECTION).map_err(err)?;
+                return Ok(std::sync::Arc::new(index));
+            }
+            std::sync::Arc::new(index)
+        }
+    })
 }
 
 /// The service query at one number of candidates re-scored per kind of vector.
@@ -168,12 +202,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         // keyword index takes a writer lock).
         let store = Store::open(&dir.join("cairn.db")).await?;
         let text = TextIndex::open(&dir.join("text"))?;
-        let vectors = if step == 0 {
-            EmbeddedIndex::create(&dir.join("vectors"))
-        } else {
-            EmbeddedIndex::open(&dir.join("vectors"))
-        }
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let vectors = open_vectors(&dir, args.remote.as_deref(), step == 0)?;
         vectors
             .ensure(DIM)
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
@@ -243,6 +272,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .arg(&dir)
             .arg("--embedder")
             .arg(&embedder)
+            .args(args.remote.iter().flat_map(|url| ["--remote", url.as_str()]))
             .args(
                 (!args.candidates.is_empty())
                     .then(|| {
@@ -296,7 +326,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if args.json {
         return Ok(());
     }
-    println!("cairn bench search (synthetic store; real query embedding; release build)");
+    println!(
+        "cairn bench search (synthetic store; real query embedding; release build; vectors {})",
+        args.remote
+            .as_deref()
+            .map_or("embedded".to_string(), |url| format!("on the Qdrant server {url}"))
+    );
     println!(
         "| records | points | restart (store / keywords / vectors) | RSS idle | 1 query vector p50 / p95 | exact p50 | recall@10 | fused query p50 / p95 (embedding p50) | RSS after (peak) | first search | graph build (peak RSS) |"
     );
@@ -374,15 +409,14 @@ pub async fn phase(
     queries: usize,
     embedder: &Path,
     candidates: &[usize],
+    remote: Option<&str>,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
     let store = Store::open(&dir.join("cairn.db")).await?;
     let open_store = t.elapsed();
     let text = TextIndex::open(&dir.join("text"))?;
     let open_text = t.elapsed() - open_store;
-    let vectors = std::sync::Arc::new(
-        EmbeddedIndex::open(&dir.join("vectors")).map_err(|e| anyhow::anyhow!("{}", e.message))?,
-    );
+    let vectors = open_vectors(dir, remote, false)?;
     let restart = t.elapsed();
     let open_vectors = restart - open_store - open_text;
     let records = store.counts().await?.records;
