@@ -171,6 +171,40 @@ impl ServerIndex {
         Ok(())
     }
 
+    /// Waits until the server has indexed everything written (the collection's status
+    /// green: its optimizer built the graph of new points), at most `limit`. Returns how
+    /// long it waited. A server builds its graph on its own after writes; a measurement
+    /// that searches right after a bulk load waits for it first.
+    pub fn wait_indexed(&self, limit: Duration) -> Result<Duration, BackendError> {
+        let started = Instant::now();
+        loop {
+            let info = self.block(async {
+                self.client
+                    .collection_info(self.collection.as_str())
+                    .await
+                    .map_err(|e| map_error("read the collection's status", e))
+            })?;
+            let status = info.result.map(|r| r.status).unwrap_or_default();
+            if status == qdrant_client::qdrant::CollectionStatus::Green as i32 {
+                return Ok(started.elapsed());
+            }
+            if status == qdrant_client::qdrant::CollectionStatus::Red as i32 {
+                return Err(other(format!(
+                    "the collection {} is red on the server: its optimizer failed",
+                    self.collection
+                )));
+            }
+            if started.elapsed() > limit {
+                return Err(other(format!(
+                    "the server did not finish indexing the collection {} in {} s",
+                    self.collection,
+                    limit.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
     /// Runs a future to completion on the client's runtime.
     fn block<F>(&self, future: F) -> F::Output
     where

@@ -251,6 +251,14 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         vectors
             .flush()
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        if let Some(url) = &args.remote {
+            // The server builds its graph on its own: wait for it, as the time to build it.
+            let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
+            eprintln!("  waiting for the server to index the collection…");
+            ServerIndex::connect(url, key, REMOTE_COLLECTION)
+                .and_then(|i| i.wait_indexed(std::time::Duration::from_secs(3_600)))
+                .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        }
         let optimized = t.elapsed();
         let build_peak = status_mib("VmHWM:");
         eprintln!(
