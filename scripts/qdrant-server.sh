@@ -169,7 +169,7 @@ check() {
   step "The remote conformance suite, the migration test (cairn index migrate --to remote) and the sidecar suite"
   CAIRN_TEST_QDRANT_URL="$url" CAIRN_TEST_QDRANT_BIN="$bin" \
     cargo nextest run --workspace --locked --no-fail-fast --run-ignored only \
-    -E 'test(remote_conforms) | test(index_migrate) | test(sidecar)'
+    -E 'test(remote_conforms) | test(index_migrate) | test(bench_search_remote) | test(sidecar)'
   step "cairn bench search with its vectors on the server (release build)"
   cargo build --release -p cairn-cli --locked
   "$CARGO_TARGET_DIR/release/cairn" bench search --remote "$url" "$@"

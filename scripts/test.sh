@@ -59,7 +59,7 @@ cargo nextest run --workspace --locked --no-fail-fast
 if [ -n "${CAIRN_TEST_QDRANT_URL:-}" ] || [ -n "${CAIRN_TEST_QDRANT_BIN:-}" ]; then
   step "Qdrant server suites (remote conformance, index migrate, sidecar)"
   filter=""
-  [ -n "${CAIRN_TEST_QDRANT_URL:-}" ] && filter="test(remote_conforms) | test(index_migrate)"
+  [ -n "${CAIRN_TEST_QDRANT_URL:-}" ] && filter="test(remote_conforms) | test(index_migrate) | test(bench_search_remote)"
   if [ -n "${CAIRN_TEST_QDRANT_BIN:-}" ]; then
     filter="${filter:+$filter | }test(sidecar)"
   fi

@@ -553,6 +553,53 @@ fn bench_replay_captures_and_replays_a_synthetic_history() {
     );
 }
 
+/// `cairn bench search --remote URL`: the vectors go to the server's collection
+/// `cairn-bench` (emptied first), and the measuring process counts and searches them there.
+/// Needs a running Qdrant server (`CAIRN_TEST_QDRANT_URL`; `scripts/qdrant-server.sh check`
+/// runs it).
+#[test]
+#[ignore = "needs a running Qdrant server (CAIRN_TEST_QDRANT_URL)"]
+fn bench_search_remote_puts_the_vectors_on_the_server() {
+    let url = std::env::var("CAIRN_TEST_QDRANT_URL")
+        .expect("set CAIRN_TEST_QDRANT_URL to a Qdrant server's gRPC URL");
+    let model = std::env::var("CAIRN_TEST_MODELS")
+        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
+    let home = tempfile::tempdir().unwrap();
+    // Twice: the second run starts from an emptied collection, not the first run's points.
+    for _ in 0..2 {
+        let out = Command::new(BIN)
+            .env("CAIRN_HOME", home.path())
+            .env("CAIRN__MODELS__DOWNLOAD", "false")
+            .args([
+                "bench",
+                "search",
+                "--steps",
+                "200",
+                "--points-per-record",
+                "3",
+                "--queries",
+                "10",
+                "--json",
+                "--embedder",
+                &model,
+                "--remote",
+                &url,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(s["records"], 200, "{s}");
+        assert_eq!(s["points"], 600, "{s}");
+        assert!(s["fused_p50_ms"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(s["recall_at_10"].as_f64().unwrap() > 0.5, "{s}");
+    }
+}
+
 /// `cairn bench search --json`: one object per step, with the figures docs/figures/search.md
 /// shows, each in range (small steps; the figures themselves are reported, never asserted).
 #[test]

@@ -643,7 +643,12 @@ async fn of_two_equal_matches_the_more_recent_leads_by_default() {
     // The same words two months apart; the request comes a day after the later one.
     let m = remember(&[
         turn("a_old", "s1", 0, &["the flaky upload test times out on CI"]),
-        turn("b_new", "s2", 86_400 * 60, &["the flaky upload test times out on CI"]),
+        turn(
+            "b_new",
+            "s2",
+            86_400 * 60,
+            &["the flaky upload test times out on CI"],
+        ),
     ])
     .await;
     let q = Query {

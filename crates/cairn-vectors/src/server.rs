@@ -214,10 +214,12 @@ impl ServerIndex {
         if tokio::runtime::Handle::try_current().is_ok() {
             // Inside some runtime's context (a blocking-pool thread, or, wrongly, a task):
             // `block_on` may refuse there, so wait on a thread of our own.
-            std::thread::scope(|s| match s.spawn(|| self.runtime().block_on(future)).join() {
-                Ok(output) => output,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
+            std::thread::scope(
+                |s| match s.spawn(|| self.runtime().block_on(future)).join() {
+                    Ok(output) => output,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+            )
         } else {
             self.runtime().block_on(future)
         }

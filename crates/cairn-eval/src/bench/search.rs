@@ -24,8 +24,8 @@ use cairn_index::{TextIndex, TextQuery};
 use cairn_models::BertEmbedder;
 use cairn_recall::{Corpus, Query, Retriever, SearchMode, Tuning};
 use cairn_store::Store;
-use cairn_vectors::{EmbeddedIndex, ServerIndex};
 use cairn_vectors::synthetic::Gen;
+use cairn_vectors::{EmbeddedIndex, ServerIndex};
 use serde::{Deserialize, Serialize};
 
 use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, status_mib, synthetic_record};
@@ -69,7 +69,9 @@ fn open_vectors(
 ) -> anyhow::Result<std::sync::Arc<dyn VectorIndex>> {
     let err = |e: cairn_core::ports::BackendError| anyhow::anyhow!("{}", e.message);
     Ok(match remote {
-        None if fresh => std::sync::Arc::new(EmbeddedIndex::create(&dir.join("vectors")).map_err(err)?),
+        None if fresh => {
+            std::sync::Arc::new(EmbeddedIndex::create(&dir.join("vectors")).map_err(err)?)
+        }
         None => std::sync::Arc::new(EmbeddedIndex::open(&dir.join("vectors")).map_err(err)?),
         Some(url) => {
             let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
@@ -280,7 +282,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .arg(&dir)
             .arg("--embedder")
             .arg(&embedder)
-            .args(args.remote.iter().flat_map(|url| ["--remote", url.as_str()]))
+            .args(
+                args.remote
+                    .iter()
+                    .flat_map(|url| ["--remote", url.as_str()]),
+            )
             .args(
                 (!args.candidates.is_empty())
                     .then(|| {
@@ -338,7 +344,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         "cairn bench search (synthetic store; real query embedding; release build; vectors {})",
         args.remote
             .as_deref()
-            .map_or("embedded".to_string(), |url| format!("on the Qdrant server {url}"))
+            .map_or("embedded".to_string(), |url| format!(
+                "on the Qdrant server {url}"
+            ))
     );
     println!(
         "| records | points | restart (store / keywords / vectors) | RSS idle | 1 query vector p50 / p95 | exact p50 | recall@10 | fused query p50 / p95 (embedding p50) | RSS after (peak) | first search | graph build (peak RSS) |"
