@@ -919,6 +919,7 @@ fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
         "hook_down_max_ms",
         "hook_up_runs",
         "hook_up_ok",
+        "hook_up_in_time",
         "hook_up_noted",
         "hook_up_p50_ms",
         "hook_up_p95_ms",
@@ -944,6 +945,8 @@ fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
     assert_eq!(f["hook_up_skipped_because"], serde_json::Value::Null, "{f}");
     assert_eq!(f["hook_up_runs"], 30);
     assert_eq!(f["hook_up_ok"], 30, "{f}");
+    // Answered before the deadline: at most every clean run.
+    assert!(f["hook_up_in_time"].as_u64().unwrap() <= 30, "{f}");
 }
 
 /// `cairn bench items` at a small size: the items are indexed, searched, changed, found

@@ -129,6 +129,8 @@ pub struct Figures {
     hook_load: bool,
     hook_up_runs: u64,
     hook_up_ok: u64,
+    /// Runs that exited cleanly before the deadline (their answer, note or silence, whole).
+    hook_up_in_time: u64,
     hook_up_noted: u64,
     hook_up_decided: u64,
     hook_up_delivered: u64,
@@ -406,6 +408,9 @@ fn start_daemon(
 struct HookUp {
     runs: u64,
     ok: u64,
+    /// Runs that exited cleanly before the deadline: their answer, a note or silence, was
+    /// not cut by it.
+    in_time: u64,
     noted: u64,
     decided: u64,
     delivered: u64,
@@ -530,6 +535,9 @@ fn hook_up(
             let (took, ok, out) = hook_once(home, fake_home, &hook_input(i, cwd, &p))?;
             up.runs += 1;
             up.ok += u64::from(ok);
+            // The hook's deadline runs from its own start, inside the child: a round trip
+            // (spawn to exit) under it means the deadline cut nothing.
+            up.in_time += u64::from(ok && ms(took) < f64::from(deadline_ms));
             let noted = out.contains("cairn-memory");
             up.noted += u64::from(noted);
             up.times.push(ms(took));
@@ -702,6 +710,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         hook_load: args.load,
         hook_up_runs: up.runs,
         hook_up_ok: up.ok,
+        hook_up_in_time: up.in_time,
         hook_up_noted: up.noted,
         hook_up_decided: up.decided,
         hook_up_delivered: up.delivered,
@@ -752,7 +761,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         f.hook_up_max_ms,
     ) {
         (None, Some(p50), Some(p95), Some(max)) => println!(
-            "| hook round trip, service up ({} runs{}, deadline {} ms) | {p50:.1} ms | {p95:.1} ms | {max:.1} ms | p99 {:.1} ms; {} of the {} notes the service decided on reached the agent ({} printed a note), {} exited 0 cleanly |",
+            "| hook round trip, service up ({} runs{}, deadline {} ms) | {p50:.1} ms | {p95:.1} ms | {max:.1} ms | p99 {:.1} ms; {} of {} runs answered before the deadline (a note or silence, nothing cut); {} of the {} notes the service decided on reached the agent ({} printed a note), {} exited 0 cleanly |",
             f.hook_up_runs,
             if f.hook_load {
                 ", a CPU hog on every core beside"
@@ -761,6 +770,8 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
             },
             f.hook_deadline_ms,
             f.hook_up_p99_ms.unwrap_or(max),
+            f.hook_up_in_time,
+            f.hook_up_runs,
             f.hook_up_delivered,
             f.hook_up_decided,
             f.hook_up_noted,
@@ -772,7 +783,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         ),
     }
     println!(
-        "target: note p50 ≤ 50 ms, p95 ≤ 100 ms; hook with the service down ≤ 150 ms; with --load, ≥ 99% of decided notes delivered"
+        "target: note p50 ≤ 50 ms, p95 ≤ 100 ms; hook with the service down ≤ 150 ms; with --load, ≥ 99% of decided notes delivered (the runs answered before the deadline measure it on every run, not only the ones with a note)"
     );
     Ok(())
 }
