@@ -756,6 +756,9 @@ pub enum BenchCmd {
         /// `hook.deadline_ms` in effect).
         #[arg(long, value_name = "MS")]
         deadline: Option<u32>,
+        /// Hook runs with the service up (default 30, or 200 with --load).
+        #[arg(long, value_name = "N")]
+        runs: Option<usize>,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,

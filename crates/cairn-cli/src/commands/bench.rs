@@ -64,6 +64,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
             queries,
             load,
             deadline,
+            runs,
             json,
         } => bench::note::run(
             &ctx.settings,
@@ -72,6 +73,7 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
                 queries,
                 load,
                 deadline_ms: deadline.unwrap_or(ctx.settings.hook.deadline_ms),
+                runs,
                 json,
             },
         )

@@ -102,6 +102,8 @@ pub struct Args {
     pub load: bool,
     /// The hooks' deadline the daemon publishes.
     pub deadline_ms: u32,
+    /// Hook runs with the service up (`None`: 30, or 200 with `load`).
+    pub runs: Option<usize>,
     /// Print one JSON object instead of the table.
     pub json: bool,
 }
@@ -501,6 +503,7 @@ fn hook_up(
     projects: &[(String, String)],
     held: &Held,
     load: bool,
+    runs: Option<usize>,
     deadline_ms: u32,
     quiet: bool,
 ) -> anyhow::Result<HookUp> {
@@ -518,7 +521,7 @@ fn hook_up(
             started.elapsed().as_secs_f64()
         );
     }
-    let runs = if load { HOOK_RUNS_LOADED } else { HOOK_RUNS };
+    let runs = runs.unwrap_or(if load { HOOK_RUNS_LOADED } else { HOOK_RUNS });
     let bar = if quiet {
         indicatif::ProgressBar::hidden()
     } else {
@@ -570,6 +573,7 @@ fn hook_up(
 pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.records > 0, "--records must be at least 1");
     anyhow::ensure!(args.queries > 0, "--queries must be at least 1");
+    anyhow::ensure!(args.runs != Some(0), "--runs must be at least 1");
     let mut settings = settings.clone();
     settings.index.backend = "embedded".into();
     let quiet = args.json;
@@ -681,6 +685,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         &projects,
         held,
         args.load,
+        args.runs,
         args.deadline_ms,
         quiet,
     ) {
