@@ -502,11 +502,9 @@ fn hook_up(
     fake_home: &Path,
     projects: &[(String, String)],
     held: &Held,
-    load: bool,
-    runs: Option<usize>,
-    deadline_ms: u32,
-    quiet: bool,
+    args: &Args,
 ) -> anyhow::Result<HookUp> {
+    let (load, deadline_ms, quiet) = (args.load, args.deadline_ms, args.json);
     let _daemon = start_daemon(home, fake_home, deadline_ms, Duration::from_secs(120))?;
     // Warm-up through `cairn turn-note --dry-run`, a client of the daemon with no deadline:
     // the daemon loads its models, vector index and ranker on first use.
@@ -521,7 +519,9 @@ fn hook_up(
             started.elapsed().as_secs_f64()
         );
     }
-    let runs = runs.unwrap_or(if load { HOOK_RUNS_LOADED } else { HOOK_RUNS });
+    let runs = args
+        .runs
+        .unwrap_or(if load { HOOK_RUNS_LOADED } else { HOOK_RUNS });
     let bar = if quiet {
         indicatif::ProgressBar::hidden()
     } else {
@@ -679,16 +679,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     if !quiet {
         eprintln!("starting `cairn daemon` over the synthetic store for the hook round trip…");
     }
-    let (up, skipped) = match hook_up(
-        &home,
-        &fake_home,
-        &projects,
-        held,
-        args.load,
-        args.runs,
-        args.deadline_ms,
-        quiet,
-    ) {
+    let (up, skipped) = match hook_up(&home, &fake_home, &projects, held, &args) {
         Ok(up) => (up, None),
         Err(e) => (HookUp::default(), Some(format!("{e:#}"))),
     };
