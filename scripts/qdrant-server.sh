@@ -138,7 +138,8 @@ PY
   echo "$bin"
 }
 
-# Starts a server on 127.0.0.1:PORT (gRPC) and PORT-1 (HTTP); prints `URL PID STORAGE`.
+# Starts a server on 127.0.0.1:PORT (gRPC) and PORT-1 (HTTP); prints `URL PID STORAGE`. It
+# runs in its storage folder: Qdrant writes a marker file (`.qdrant-initialized`) where it runs.
 start() {
   local port="${1:-6334}" dir
   [ -x "$bin" ] || die "no server at $bin: run $0 build first"
@@ -146,7 +147,7 @@ start() {
   QDRANT__SERVICE__HOST=127.0.0.1 QDRANT__SERVICE__GRPC_PORT="$port" QDRANT__SERVICE__HTTP_PORT="$((port - 1))" \
     QDRANT__STORAGE__STORAGE_PATH="$dir/storage" QDRANT__STORAGE__SNAPSHOTS_PATH="$dir/snapshots" \
     QDRANT__TELEMETRY_DISABLED=true \
-    nohup "$bin" --disable-telemetry >"$dir/server.log" 2>&1 &
+    nohup sh -c 'cd "$1" && exec "$2" --disable-telemetry' sh "$dir" "$bin" >"$dir/server.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 100); do
     if curl -sf "http://127.0.0.1:$((port - 1))/readyz" >/dev/null 2>&1; then

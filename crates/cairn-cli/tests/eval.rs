@@ -562,37 +562,24 @@ fn bench_replay_captures_and_replays_a_synthetic_history() {
 fn bench_search_remote_puts_the_vectors_on_the_server() {
     let url = std::env::var("CAIRN_TEST_QDRANT_URL")
         .expect("set CAIRN_TEST_QDRANT_URL to a Qdrant server's gRPC URL");
-    let model = std::env::var("CAIRN_TEST_MODELS")
-        .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
     let home = tempfile::tempdir().unwrap();
     // Twice: the second run starts from an emptied collection, not the first run's points.
     for _ in 0..2 {
-        let out = Command::new(BIN)
-            .env("CAIRN_HOME", home.path())
-            .env("CAIRN__MODELS__DOWNLOAD", "false")
-            .args([
-                "bench",
-                "search",
+        let steps = bench_search(
+            home.path(),
+            &[
                 "--steps",
                 "200",
                 "--points-per-record",
                 "3",
                 "--queries",
                 "10",
-                "--json",
-                "--embedder",
-                &model,
                 "--remote",
                 &url,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            ],
         );
-        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = &steps[0];
+        assert_eq!(steps.len(), 1);
         assert_eq!(s["records"], 200, "{s}");
         assert_eq!(s["points"], 600, "{s}");
         assert!(s["fused_p50_ms"].as_f64().unwrap() > 0.0, "{s}");
@@ -600,29 +587,16 @@ fn bench_search_remote_puts_the_vectors_on_the_server() {
     }
 }
 
-/// `cairn bench search --json`: one object per step, with the figures docs/figures/search.md
-/// shows, each in range (small steps; the figures themselves are reported, never asserted).
-#[test]
-fn bench_search_prints_one_json_object_per_step() {
+/// `cairn bench search --json` with `args` in a fresh process over `home`, with the tests'
+/// embedder: one JSON object per step.
+fn bench_search(home: &std::path::Path, args: &[&str]) -> Vec<serde_json::Value> {
     let model = std::env::var("CAIRN_TEST_MODELS")
         .expect("CAIRN_TEST_MODELS must name the all-MiniLM-L6-v2 folder (`npm test` installs it)");
-    let home = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
-        .env("CAIRN_HOME", home.path())
+        .env("CAIRN_HOME", home)
         .env("CAIRN__MODELS__DOWNLOAD", "false")
-        .args([
-            "bench",
-            "search",
-            "--steps",
-            "200,400",
-            "--queries",
-            "10",
-            "--json",
-            "--embedder",
-            &model,
-            "--candidates",
-            "600",
-        ])
+        .args(["bench", "search", "--json", "--embedder", &model])
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -630,11 +604,29 @@ fn bench_search_prints_one_json_object_per_step() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let steps: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+    String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .collect()
+}
+
+/// `cairn bench search --json`: one object per step, with the figures docs/figures/search.md
+/// shows, each in range (small steps; the figures themselves are reported, never asserted).
+#[test]
+fn bench_search_prints_one_json_object_per_step() {
+    let home = tempfile::tempdir().unwrap();
+    let steps = bench_search(
+        home.path(),
+        &[
+            "--steps",
+            "200,400",
+            "--queries",
+            "10",
+            "--candidates",
+            "600",
+        ],
+    );
     assert_eq!(steps.len(), 2);
     for (s, records) in steps.iter().zip([200u64, 400]) {
         assert_eq!(s["records"], records, "{s}");

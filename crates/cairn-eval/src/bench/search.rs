@@ -59,9 +59,15 @@ pub struct Args {
 /// The collection `--remote` uses on the server.
 const REMOTE_COLLECTION: &str = "cairn-bench";
 
-/// The vector index the benchmark grows and measures: the embedded one in `dir`, or the
-/// collection [`REMOTE_COLLECTION`] on a Qdrant server (with the key `cairn index set-key`
-/// stored, if any). `fresh` empties it first.
+/// The collection [`REMOTE_COLLECTION`] on the Qdrant server at `url`, with the key
+/// `cairn index set-key` stored, if any.
+fn remote_index(url: &str) -> anyhow::Result<ServerIndex> {
+    let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
+    ServerIndex::connect(url, key, REMOTE_COLLECTION).map_err(|e| anyhow::anyhow!("{}", e.message))
+}
+
+/// The vector index the benchmark grows and measures: the embedded one in `dir`, or
+/// [`remote_index`]. `fresh` empties it first (the next `ensure` creates it again).
 fn open_vectors(
     dir: &Path,
     remote: Option<&str>,
@@ -74,12 +80,9 @@ fn open_vectors(
         }
         None => std::sync::Arc::new(EmbeddedIndex::open(&dir.join("vectors")).map_err(err)?),
         Some(url) => {
-            let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
-            let index = ServerIndex::connect(url, key.clone(), REMOTE_COLLECTION).map_err(err)?;
+            let index = remote_index(url)?;
             if fresh {
                 index.delete_collection().map_err(err)?;
-                let index = ServerIndex::connect(url, key, REMOTE_COLLECTION).map_err(err)?;
-                return Ok(std::sync::Arc::new(index));
             }
             std::sync::Arc::new(index)
         }
@@ -255,10 +258,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         if let Some(url) = &args.remote {
             // The server builds its graph on its own: wait for it, as the time to build it.
-            let key = cairn_vectors::load_key(cairn_vectors::REMOTE_KEY_USER).unwrap_or_default();
             eprintln!("  waiting for the server to index the collection…");
-            ServerIndex::connect(url, key, REMOTE_COLLECTION)
-                .and_then(|i| i.wait_indexed(std::time::Duration::from_secs(3_600)))
+            remote_index(url)?
+                .wait_indexed(std::time::Duration::from_secs(3_600))
                 .map_err(|e| anyhow::anyhow!("{}", e.message))?;
         }
         let optimized = t.elapsed();
