@@ -515,6 +515,15 @@ pub enum RankerCmd {
         /// request asked of a service holding its repository's history; folds by repository.
         #[arg(long, value_name = "DIR", conflicts_with = "from_store")]
         real: Option<PathBuf>,
+        /// How much each real request's candidates count in fitting against the labelled
+        /// file's (the figures count each once). The default was chosen on the real train
+        /// split, one repository left out at a time (`scripts/ranker-real-weight.py`).
+        #[arg(long, value_name = "W", default_value_t = 10.0)]
+        real_weight: f32,
+        /// Also write every labelled candidate to this file, one JSON line each (request,
+        /// fold key, ranker inputs, label, weight): what the model learned from.
+        #[arg(long, value_name = "FILE", conflicts_with = "from_store")]
+        examples: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -621,12 +630,14 @@ pub enum EvalCmd {
         tunings: Vec<String>,
         /// Also write one JSON line per measured request and setup to this file: the
         /// request, the turns it needs, where the first of them ranked, and the top three.
+        /// With --note: one line per request with every candidate, its ranker inputs (by
+        /// name), probability, whether it was shown and whether it is needed.
         #[arg(long, value_name = "FILE")]
         rows: Option<PathBuf>,
         /// Measure the turn note instead of retrieval: every labelled request asked of a real
         /// service holding its repository's history, as the hook would have asked it then;
         /// precision, hit rate and silence, with search's top three beside it.
-        #[arg(long, conflicts_with_all = ["tunings", "rows"])]
+        #[arg(long, conflicts_with_all = ["tunings"])]
         note: bool,
         /// With --note: the note's ranker is this model file (as `cairn ranker train --out`
         /// writes it, its figures beside it) instead of the shipped one.

@@ -378,6 +378,7 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     let f = dir.path().join("small.json");
     fs_err::write(&f, serde_json::to_string(&slice).unwrap()).unwrap();
     let out_model = dir.path().join("out/model.txt");
+    let examples = dir.path().join("examples.jsonl");
     let home = dir.path().join("home");
     // A real-history corpus's train split too: its requests are folded by repository.
     let real = dir.path().join("real");
@@ -395,6 +396,10 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
                 out_model.to_str().unwrap(),
                 "--real",
                 real.to_str().unwrap(),
+                "--real-weight",
+                "3",
+                "--examples",
+                examples.to_str().unwrap(),
                 "--json",
             ])
             .output()
@@ -432,6 +437,27 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     let halves = c["chosen"]["tune"]["requests"].as_u64().unwrap()
         + c["chosen"]["report"]["requests"].as_u64().unwrap();
     assert_eq!(halves, c["groups"].as_u64().unwrap(), "{t}");
+    // The real requests chose the bar; the made ones report it.
+    assert_eq!(c["chosen"]["on"], "real", "{t}");
+    let real_requests = c["chosen"]["tune"]["requests"].as_u64().unwrap();
+    assert!((1..=3).contains(&real_requests), "{t}");
+    // Every example written, the real ones weighted as asked.
+    let written: Vec<serde_json::Value> = fs_err::read_to_string(&examples)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(written.len() as u64, c["examples"].as_u64().unwrap(), "{t}");
+    let weighted: Vec<&serde_json::Value> = written
+        .iter()
+        .filter(|e| e["fold"].as_str().unwrap().starts_with("repository:"))
+        .collect();
+    assert_eq!(weighted.len() as u64, real_candidates, "{t}");
+    assert!(weighted.iter().all(|e| e["weight"] == 3.0), "{weighted:?}");
+    assert_eq!(
+        written[0]["features"].as_array().unwrap().len(),
+        cairn_turn::note::FEATURES.len()
+    );
     let inputs = t["learned"]["inputs"].as_array().unwrap();
     assert_eq!(inputs.len(), cairn_turn::note::FEATURES.len(), "{t}");
     let gain: f64 = inputs
@@ -1173,7 +1199,8 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
     // The turn note on the same corpus: every labelled request asked of a service holding
     // the history as the hook would have asked it then. The needed turn is a candidate and
     // search's first three hold it; how many entries the note shows is the ranker's call.
-    let out = run(&["--note", "--json"]);
+    let rows_file = dir.path().join("note-rows.jsonl");
+    let out = run(&["--note", "--json", "--rows", rows_file.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -1182,6 +1209,26 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
     let n: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = &n[0];
     assert_eq!(f["split"], "train", "{n}");
+    // One line per request asked, every candidate with its ranker inputs by name; the
+    // needed turn is among them, marked, and one session (the footer's) lies between its
+    // own and the request's.
+    let rows: Vec<serde_json::Value> = fs_err::read_to_string(&rows_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    let needed: Vec<&serde_json::Value> = rows
+        .iter()
+        .flat_map(|r| r["candidates"].as_array().unwrap())
+        .filter(|c| c["needed"] == true)
+        .collect();
+    assert_eq!(needed.len(), 1, "{rows:?}");
+    let features = needed[0]["features"].as_object().unwrap();
+    assert_eq!(features.len(), cairn_turn::note::FEATURES.len());
+    assert_eq!(features["same_project"], 1.0, "{features:?}");
+    assert_eq!(features["sessions_since"], 1.0, "{features:?}");
+    assert_eq!(features["turns_after"], 0.0, "{features:?}");
     assert_eq!(
         (
             f["requests"].as_u64(),

@@ -1101,6 +1101,10 @@ pub struct Sources<'a> {
     pub labels: bool,
     /// Add the train split of this real-history corpus.
     pub real: Option<&'a Path>,
+    /// The fitting weight of each real candidate.
+    pub real_weight: f32,
+    /// Write every example here, one JSON line each.
+    pub examples: Option<&'a Path>,
 }
 
 /// What `cairn ranker train` wrote.
@@ -1150,6 +1154,7 @@ pub async fn train(
                 fold: answer.fold.to_owned(),
                 features: c.features.clone(),
                 label: is_evidence(c, evidence),
+                weight: 1.0,
             });
         }
     })
@@ -1166,6 +1171,7 @@ pub async fn train(
                     fold: format!("repository:{}", a.repo),
                     features: c.features.clone(),
                     label: crate::real_note::is_needed(c, a.needed),
+                    weight: sources.real_weight,
                 });
                 from_real += 1;
             }
@@ -1185,6 +1191,18 @@ pub async fn train(
             group: format!("log:{}", e.group),
             ..e
         }));
+    }
+    if let Some(path) = sources.examples {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(
+            fs_err::File::create(path).with_context(|| format!("--examples {}", path.display()))?,
+        );
+        for e in &examples {
+            writeln!(w, "{}", serde_json::to_string(e)?)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        w.flush()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let opts = TrainOptions {
         monotone: cairn_turn::note::MONOTONE.to_vec(),

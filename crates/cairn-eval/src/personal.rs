@@ -172,6 +172,7 @@ pub fn examples(labelled: &[Labelled]) -> (Vec<Example>, &'static str) {
                 fold: key.unwrap_or_else(|| format!("turn:{}", l.turn)),
                 features: l.features.clone(),
                 label: l.needed,
+                weight: 1.0,
             }
         })
         .collect();
@@ -463,6 +464,7 @@ mod tests {
                     fold: format!("project:{}", g % 9),
                     features: f,
                     label,
+                    weight: 1.0,
                 }
             })
             .collect()

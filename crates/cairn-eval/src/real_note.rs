@@ -42,6 +42,8 @@ pub struct Asked<'a> {
     pub note: &'a TurnNote,
     /// Every candidate behind it, in the retriever's order.
     pub candidates: &'a [Candidate],
+    /// The request's text.
+    pub request: &'a str,
 }
 
 /// Whether a candidate is one of the needed records or an item sourced from one.
@@ -156,6 +158,7 @@ pub async fn each_request(
                 needed: &needed,
                 note: &note,
                 candidates: &candidates,
+                request: &asked.record.request,
             });
         }
     }
@@ -249,18 +252,85 @@ impl Tally {
     }
 }
 
+/// One request's line of `cairn eval real --note --rows`.
+#[derive(Serialize)]
+struct Row<'a> {
+    split: &'a str,
+    repo: &'a str,
+    group: &'a str,
+    request: &'a str,
+    needed: Vec<&'a str>,
+    candidates: Vec<RowCandidate<'a>>,
+}
+
+#[derive(Serialize)]
+struct RowCandidate<'a> {
+    id: &'a str,
+    kind: &'a str,
+    session: Option<&'a str>,
+    at: Option<String>,
+    needed: bool,
+    shown: bool,
+    probability: f32,
+    /// The ranker's inputs by name (`null`: missing).
+    features: serde_json::Map<String, serde_json::Value>,
+    text: String,
+}
+
+fn row_of<'a>(split: &'a str, a: &'a Asked<'_>, request: &'a str) -> Row<'a> {
+    Row {
+        split,
+        repo: a.repo,
+        group: &a.group,
+        request,
+        needed: a.needed.iter().map(String::as_str).collect(),
+        candidates: a
+            .candidates
+            .iter()
+            .map(|c| RowCandidate {
+                id: &c.meta.id,
+                kind: c.meta.kind.as_str(),
+                session: c.meta.session.as_deref(),
+                at: c.meta.at.map(|t| t.to_rfc3339()),
+                needed: is_needed(c, a.needed),
+                shown: c.shown,
+                probability: c.probability,
+                features: cairn_turn::note::FEATURES
+                    .iter()
+                    .zip(&c.features)
+                    .map(|(n, v)| {
+                        let v = serde_json::Number::from_f64(*v)
+                            .map_or(serde_json::Value::Null, serde_json::Value::Number);
+                        ((*n).to_owned(), v)
+                    })
+                    .collect(),
+                text: cairn_text::chunk::cut(&c.meta.text, 300),
+            })
+            .collect(),
+    }
+}
+
 /// Runs `cairn eval real --note` over the splits `split` names and prints the figures; with
 /// `ranker`, the note uses that model file (and the figures beside it, for its bar) instead
-/// of the shipped one.
+/// of the shipped one; with `rows`, every request's candidates go to that file, one JSON
+/// line each.
 pub async fn run(
     paths: &Paths,
     settings: &Settings,
     dir: &Path,
     split: &str,
     ranker: Option<&Path>,
+    rows: Option<&Path>,
     json: bool,
 ) -> anyhow::Result<Vec<RealNoteFigures>> {
     let mut out = Vec::new();
+    let mut rows_out = match rows {
+        Some(p) => Some(std::io::BufWriter::new(
+            fs_err::File::create(p).with_context(|| format!("--rows {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut failed: Option<std::io::Error> = None;
     for name in splits_named(split)? {
         let (mut note, mut top3) = (Tally::default(), Tally::default());
         let (mut in_candidates, mut in_top10) = (0, 0);
@@ -275,8 +345,24 @@ pub async fn run(
             note.add(&shown, a.needed, reachable);
             let first: Vec<&Candidate> = a.candidates.iter().take(3).collect();
             top3.add(&first, a.needed, reachable);
+            if let Some(w) = rows_out.as_mut()
+                && failed.is_none()
+            {
+                let request = a.request;
+                let line =
+                    serde_json::to_string(&row_of(name, a, request)).map_err(std::io::Error::other);
+                if let Err(e) = line.and_then(|l| {
+                    use std::io::Write;
+                    writeln!(w, "{l}")
+                }) {
+                    failed = Some(e);
+                }
+            }
         })
         .await?;
+        if let Some(e) = failed.take() {
+            return Err(anyhow::Error::from(e).context("cannot write the --rows file"));
+        }
         out.push(RealNoteFigures {
             split: name.to_owned(),
             requests: note.requests,
@@ -287,6 +373,10 @@ pub async fn run(
             note: note.figures(),
             search_top3: top3.figures(),
         });
+    }
+    if let Some(mut w) = rows_out {
+        use std::io::Write;
+        w.flush().context("cannot write the --rows file")?;
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);

@@ -51,6 +51,6 @@ pub use notes::{NewNoteVersion, NoteAction, NoteRow, NoteVersionRow};
 pub use review::{RecordCopy, ReviewAction};
 pub use sleep::{ItemActivity, ItemScore, Profile, ProfileEntry, ProfileKind};
 pub use store::{
-    AppendReport, FrameworkSpan, JournalEntry, SessionFilter, SessionPlace, SessionSummary, Store,
-    StoredVector,
+    AppendReport, FrameworkSpan, JournalEntry, RecentSession, SessionFilter, SessionPlace,
+    SessionSummary, Store, StoredVector,
 };

@@ -121,6 +121,17 @@ pub struct SessionPlace {
     pub author: Option<String>,
 }
 
+/// One session of a project's recent past (see [`Store::recent_sessions`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentSession {
+    /// The framework.
+    pub framework: String,
+    /// The session id.
+    pub session_id: String,
+    /// Its requests seen (record ids), the latest first (by time, then by capture order).
+    pub turns: Vec<String>,
+}
+
 /// An embedding kept with the logs, so the index is rebuilt with no model call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredVector {
@@ -519,6 +530,55 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// A project's sessions with a request before `before`, the most recently active first,
+    /// at most `sessions` of them, read from its latest `rows` requests (one walk back along
+    /// the `records_project` index; a revision counts once). What the turn note reads to say
+    /// how far back in the project's work a candidate lies.
+    pub async fn recent_sessions(
+        &self,
+        project: &str,
+        before: Timestamp,
+        sessions: usize,
+        rows: u32,
+    ) -> Result<Vec<RecentSession>> {
+        let found = self
+            .db
+            .query_all(Statement::from_sql_and_values(
+                self.db.get_database_backend(),
+                "SELECT id, framework, session_id FROM records INDEXED BY records_project
+                 WHERE project = ? AND started_at < ? ORDER BY started_at DESC, seq DESC LIMIT ?",
+                [
+                    project.to_owned().into(),
+                    ts_text(&before).into(),
+                    i64::from(rows).into(),
+                ],
+            ))
+            .await?;
+        let mut out: Vec<RecentSession> = Vec::new();
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for row in found {
+            let id: String = row.try_get("", "id")?;
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            let framework: String = row.try_get("", "framework")?;
+            let session_id: String = row.try_get("", "session_id")?;
+            match out
+                .iter()
+                .position(|s| s.session_id == session_id && s.framework == framework)
+            {
+                Some(i) => out[i].turns.push(id),
+                None if out.len() < sessions => out.push(RecentSession {
+                    framework,
+                    session_id,
+                    turns: vec![id],
+                }),
+                None => break,
+            }
+        }
+        Ok(out)
     }
 
     /// Per framework: its sessions, its requests, and the first and last request's time —

@@ -703,3 +703,70 @@ async fn a_record_is_placed_between_its_session_neighbours_by_current_revision()
     assert_eq!(p(4).session_id, "other");
     assert_eq!(p(1).started_at, t0 + chrono::Duration::seconds(40));
 }
+
+/// A project's recent sessions before a time: the most recently active first, each with its
+/// requests latest first (a revision once), another project's and later requests left out,
+/// and no more sessions than asked for.
+#[tokio::test]
+async fn recent_sessions_are_the_projects_latest_before_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    let t0 = chrono::DateTime::from_timestamp(1_780_000_000, 0).unwrap();
+    let at = |i: usize, secs: i64, session: &str, project: &str| {
+        let (mut r, c) = record(i, &format!("turn {i}"));
+        r.id = RecordId::derive("test", session, &i.to_string());
+        r.started_at = t0 + chrono::Duration::seconds(secs);
+        r.session_id = session.to_owned();
+        r.project = Some(project.to_owned());
+        (r, c)
+    };
+    store
+        .append_records(&[
+            at(1, 10, "old", "p"),
+            at(2, 20, "mid", "p"),
+            at(3, 30, "old", "p"),
+            at(4, 40, "new", "p"),
+            at(5, 45, "elsewhere", "q"),
+            at(6, 50, "mid", "p"),
+            at(7, 90, "later", "p"),
+        ])
+        .await
+        .unwrap();
+    // Turn 2 is revised in place: it still counts once.
+    store
+        .append_records(&[{
+            let (mut r, c) = at(2, 20, "mid", "p");
+            r.text = "turn 2, revised".into();
+            (r, c)
+        }])
+        .await
+        .unwrap();
+    let id = |session: &str, i: usize| {
+        RecordId::derive("test", session, &i.to_string())
+            .as_str()
+            .to_owned()
+    };
+    let before = t0 + chrono::Duration::seconds(60);
+    let recent = store.recent_sessions("p", before, 10, 100).await.unwrap();
+    let order: Vec<(&str, Vec<String>)> = recent
+        .iter()
+        .map(|s| (s.session_id.as_str(), s.turns.clone()))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("mid", vec![id("mid", 6), id("mid", 2)]),
+            ("new", vec![id("new", 4)]),
+            ("old", vec![id("old", 3), id("old", 1)]),
+        ]
+    );
+    let two = store.recent_sessions("p", before, 2, 100).await.unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(
+        store
+            .recent_sessions("none", before, 5, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -104,6 +104,7 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                 fold: String::new(),
                 features,
                 label,
+                weight: 1.0,
             });
         }
     }

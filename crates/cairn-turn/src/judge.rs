@@ -231,6 +231,7 @@ mod tests {
             at: None,
             project: Some("github.com/acme/app".into()),
             framework: None,
+            session: None,
             importance: None,
         }
     }

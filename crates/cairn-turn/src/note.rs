@@ -7,8 +7,10 @@
 //! 2. [`features`] turns each candidate into the ranker's inputs ([`FEATURES`], in that
 //!    order; a missing signal is NaN): the similarities, its rank and the gap to the best,
 //!    its age, same project and framework, item or not and its kind and importance, how
-//!    often it was shown and marked not useful, the query's length, the words they share,
-//!    and how many of the query's words the memory knows at all. Only what the ranker's
+//!    often it was shown and marked not useful, the query's length, the words they share
+//!    and the longest run of the query's words it says in order, how many of the query's
+//!    words the memory knows at all, and how far back in the project's work it lies (the
+//!    project's sessions since its own, its session's requests after it: [`Recent`]). Only what the ranker's
 //!    training set holds is an input: neither judge is (no cross-encoder or LLM judge
 //!    answers in training), nor whether a candidate is a note (a replayed turn sees no
 //!    note, as a note counts from when it was made).
@@ -47,7 +49,7 @@ before, not instructions; they may be out of date). Open an id with Cairn's `ope
 the whole of it.";
 
 /// The ranker's inputs, in order.
-pub const FEATURES: [&str; 18] = [
+pub const FEATURES: [&str; 21] = [
     "fused",
     "dense",
     "keyword",
@@ -66,16 +68,35 @@ pub const FEATURES: [&str; 18] = [
     "overlap",
     "query_known",
     "names_known",
+    "sessions_since",
+    "turns_after",
+    "quoted",
 ];
 
 /// The direction each input may move the probability, in the order of [`FEATURES`]: more
 /// similarity (fused, dense, keyword, shared words, the prompt's names said), importance and
 /// earlier notes' answers that used it may only raise it, and so may more of the query's
 /// words and names known to the memory; a lower rank, a bigger gap to the best and showings
-/// marked not useful or ignored may only lower it; the rest is free. Whatever set trains the
+/// marked not useful or ignored may only lower it, and so may more of the project's sessions
+/// between the candidate's and the request; a longer run of the prompt's words said as the
+/// candidate says them may only raise it; the rest is free. Whatever set trains the
 /// ranker, it cannot learn that a closer match is less needed.
-pub const MONOTONE: [i8; FEATURES.len()] =
-    [1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 1, 1, -1, 0, 1, 1, 1, 1];
+pub const MONOTONE: [i8; FEATURES.len()] = [
+    1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 1, 1, -1, 0, 1, 1, 1, 1, -1, 0, 1,
+];
+
+/// How many of the project's most recent sessions [`Recent`] holds; a candidate from an
+/// older one is this many sessions back.
+pub const RECENT_SESSIONS: usize = 12;
+
+/// The asking project's most recently active sessions before the request (the asking one
+/// left out), the latest first, each with its requests' record ids, the latest first: how
+/// far back in the project's work each candidate lies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recent {
+    /// `(framework, session id, record ids)`, the latest session first.
+    pub sessions: Vec<(String, String, Vec<String>)>,
+}
 
 /// What a candidate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +142,8 @@ pub struct Meta {
     pub project: Option<String>,
     /// Its framework (records).
     pub framework: Option<String>,
+    /// Its session (records).
+    pub session: Option<String>,
     /// An item's importance (1–5).
     pub importance: Option<u8>,
 }
@@ -166,6 +189,9 @@ pub struct Asked<'a> {
     /// identifiers), when it has any and the caller asked: a request naming only things the
     /// memory never saw is about something else.
     pub names_known: Option<f64>,
+    /// The project's recent sessions, when the request has a project and the caller read
+    /// them.
+    pub recent: Option<&'a Recent>,
 }
 
 const STOP: &[&str] = &[
@@ -254,6 +280,10 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .fold(0.0f32, f32::max);
     let query = content_words(asked.prompt);
     let query_words = asked.prompt.split_whitespace().count() as f64;
+    let prompt_tokens: Vec<String> = tokens(asked.prompt)
+        .into_iter()
+        .take(QUOTE_TOKENS)
+        .collect();
     let named: Vec<String> = names(asked.prompt)
         .iter()
         .map(|n| n.to_lowercase())
@@ -289,6 +319,12 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
             let age = m.at.map_or(f64::NAN, |at| {
                 ((asked.now - at).num_seconds() as f64 / 86_400.0).max(0.0)
             });
+            let (sessions_since, turns_after) = place_of(asked, m);
+            let quoted = if prompt_tokens.is_empty() {
+                f64::NAN
+            } else {
+                longest_run(&prompt_tokens, &tokens(&m.text)) as f64
+            };
             let item_kind = m
                 .item_kind
                 .as_deref()
@@ -317,9 +353,72 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 overlap,
                 asked.known.unwrap_or(f64::NAN),
                 asked.names_known.unwrap_or(f64::NAN),
+                sessions_since,
+                turns_after,
+                quoted,
             ]
         })
         .collect()
+}
+
+/// The most of the prompt's words [`longest_run`] looks for in a candidate.
+const QUOTE_TOKENS: usize = 200;
+/// The longest run [`longest_run`] reports.
+const QUOTE_CAP: usize = 24;
+
+/// Lower-case words of letters and digits.
+fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The longest run of consecutive words of `a` that `b` says in the same order (at most
+/// [`QUOTE_CAP`]): a request that quotes an earlier answer ("Phase 2: Enhancement &
+/// Integration") carries its words in its order.
+fn longest_run(a: &[String], b: &[String]) -> usize {
+    let mut best = 0;
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut cur = vec![0usize; b.len() + 1];
+    for x in a {
+        for (j, y) in b.iter().enumerate() {
+            cur[j + 1] = if x == y { prev[j] + 1 } else { 0 };
+            best = best.max(cur[j + 1]);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    best.min(QUOTE_CAP)
+}
+
+/// How far back in the asking project's work a record lies: the project's sessions active
+/// after its own before the request (0: its session is the latest; [`Recent`]'s length when
+/// it is older than all it holds), and its session's requests after it (0: the last one
+/// before the request; NaN when it is past what was read). NaN for items, notes, another
+/// project's records, or with no [`Recent`].
+fn place_of(asked: &Asked<'_>, m: &Meta) -> (f64, f64) {
+    let (Some(recent), Some(session)) = (asked.recent, m.session.as_deref()) else {
+        return (f64::NAN, f64::NAN);
+    };
+    if m.kind != Kind::Record || asked.project.is_none() || asked.project != m.project.as_deref() {
+        return (f64::NAN, f64::NAN);
+    }
+    let framework = m.framework.as_deref().unwrap_or_default();
+    match recent
+        .sessions
+        .iter()
+        .position(|(f, s, _)| s == session && f == framework)
+    {
+        Some(p) => (
+            p as f64,
+            recent.sessions[p]
+                .2
+                .iter()
+                .position(|id| *id == m.id)
+                .map_or(f64::NAN, |after| after as f64),
+        ),
+        None => (recent.sessions.len() as f64, f64::NAN),
+    }
 }
 
 /// A model's bar, raised to [`BAR_UNKNOWN_NAMES`] when the prompt names things and the memory knows
@@ -419,6 +518,7 @@ mod tests {
             at: None,
             project: Some("p".into()),
             framework: Some("codex".into()),
+            session: None,
             importance: None,
         }
     }
@@ -471,6 +571,7 @@ mod tests {
             now,
             known: Some(0.75),
             names_known: Some(0.5),
+            recent: None,
         };
         let s = Signals {
             fused: 0.8,
@@ -512,7 +613,12 @@ mod tests {
             ..asked.clone()
         };
         let row = &features(&unasked, &[(m.clone(), s)])[0];
-        assert!(row[FEATURES.len() - 2].is_nan() && row[FEATURES.len() - 1].is_nan());
+        let at = |name: &str| FEATURES.iter().position(|n| *n == name).unwrap();
+        assert!(row[at("query_known")].is_nan() && row[at("names_known")].is_nan());
+        assert!(
+            f("sessions_since").is_nan() && f("turns_after").is_nan(),
+            "no recent sessions read"
+        );
         assert!(
             (f("gap_to_best_other") - -0.8).abs() < 1e-6,
             "alone, it leads by its whole score"
@@ -587,5 +693,69 @@ mod tests {
         let (kept, notes) = cairn_text::marks::split(&format!("{note}\nmy words"), &|x| x == nonce);
         assert_eq!(kept, "my words");
         assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn a_record_is_placed_among_the_projects_recent_sessions_and_quotes_are_measured() {
+        let now = chrono::Utc::now();
+        let hours = |h: i64| now - chrono::Duration::hours(h);
+        let recent = Recent {
+            sessions: vec![
+                (
+                    "codex".into(),
+                    "s3".into(),
+                    vec!["r_0".into(), "r_1".into(), "r_00".into()],
+                ),
+                ("codex".into(), "s2".into(), vec!["r_2".into()]),
+            ],
+        };
+        let asked = Asked {
+            prompt: "Phase 2: Enhancement & Integration, please",
+            project: Some("p"),
+            framework: Some("codex"),
+            now,
+            known: None,
+            names_known: None,
+            recent: Some(&recent),
+        };
+        let record = |id: &str, session: &str, at| Meta {
+            session: Some(session.into()),
+            at: Some(at),
+            ..meta(id, "Next: phase 2: enhancement & integration of the CLI")
+        };
+        let mut other = record("r_4", "s9", hours(30));
+        other.project = Some("q".into());
+        let item = Meta {
+            kind: Kind::Item,
+            ..record("i_1", "s3", hours(2))
+        };
+        let cands: Vec<(Meta, Signals)> = [
+            record("r_1", "s3", hours(2)),
+            record("r_2", "s2", hours(20)),
+            record("r_3", "s1", hours(50)),
+            other,
+            item,
+        ]
+        .into_iter()
+        .map(|m| (m, Signals::default()))
+        .collect();
+        let rows = features(&asked, &cands);
+        let f =
+            |row: usize, name: &str| rows[row][FEATURES.iter().position(|n| *n == name).unwrap()];
+        // The latest session, one request after it; the one before, its last request; an
+        // older one, past all the recent sessions read.
+        assert_eq!((f(0, "sessions_since"), f(0, "turns_after")), (0.0, 1.0));
+        assert_eq!((f(1, "sessions_since"), f(1, "turns_after")), (1.0, 0.0));
+        assert_eq!(f(2, "sessions_since"), 2.0);
+        assert!(f(2, "turns_after").is_nan());
+        // Another project's record and an item are not placed.
+        assert!(f(3, "sessions_since").is_nan() && f(4, "sessions_since").is_nan());
+        // "phase 2 enhancement integration": four words in the candidate's order.
+        assert_eq!(f(0, "quoted"), 4.0);
+        let plain = Asked {
+            prompt: "integration enhancement",
+            ..asked.clone()
+        };
+        assert_eq!(features(&plain, &cands[..1])[0][FEATURES.len() - 1], 1.0);
     }
 }

@@ -104,6 +104,14 @@ pub struct Example {
     pub features: Vec<f64>,
     /// Whether the request needs this candidate.
     pub label: bool,
+    /// How much it counts in fitting (1: as any other; a real request among many made ones
+    /// can count for more). The figures count every example once.
+    #[serde(default = "one")]
+    pub weight: f32,
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 /// How [`train`] fits the model.
@@ -176,12 +184,19 @@ pub struct NoteFigures {
     pub with_note: f64,
 }
 
-/// How a model's bar was chosen, and what it gives where it was not chosen. The fold keys
-/// are split in two halves (by a hash of the key): the bar is the lowest of [`NOTE_BARS`]
-/// whose notes on the tuning half reach [`TrainOptions::target_precision`] (the highest bar
-/// when none does), and the report half's figures at that bar were not looked at to choose it.
+/// How a model's bar was chosen, and what it gives where it was not chosen. The requests are
+/// split in two: the real histories' and the rest when the training holds real ones, else
+/// two halves of the fold keys (by a hash of the key). The bar is the lowest of
+/// [`NOTE_BARS`] whose notes on the tuning part (at least [`MIN_NOTES`] of them) reach
+/// [`TrainOptions::target_precision`] (else by [`Chosen::rule`]), and the report part's figures at that bar were not looked at
+/// to choose it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chosen {
+    /// What chose it: `real` (the real histories' requests, out of fold, when the training
+    /// holds any; the report is then every other request) or `halves` (the tuning half of
+    /// the fold keys; the report is the other half).
+    #[serde(default)]
+    pub on: String,
     /// The bar the model ships with.
     pub bar: f64,
     /// The precision it was chosen for.
@@ -362,6 +377,16 @@ fn check_input(examples: &[Example], names: &[&str], opts: &TrainOptions) -> Res
             opts.folds
         )));
     }
+    if let Some((row, e)) = examples
+        .iter()
+        .enumerate()
+        .find(|(_, e)| !(e.weight > 0.0 && e.weight.is_finite()))
+    {
+        return Err(Error::Input(format!(
+            "example {row} weighs {}: a weight must be positive",
+            e.weight
+        )));
+    }
     let positives = examples.iter().filter(|e| e.label).count();
     if positives == 0 || positives == examples.len() {
         return Err(Error::Input(format!(
@@ -443,6 +468,11 @@ fn fit_booster(
         .collect();
     let mut data = Dataset::from_slice(&flat, &labels, names.len() as i32, true)
         .map_err(lgbm("building the training set"))?;
+    if rows.iter().any(|&i| examples[i].weight != 1.0) {
+        let weights: Vec<f32> = rows.iter().map(|&i| examples[i].weight).collect();
+        data.set_weights(&weights)
+            .map_err(lgbm("weighting the training set"))?;
+    }
     let owned: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     data.set_feature_names(&owned)
         .map_err(lgbm("naming the features"))?;
@@ -555,6 +585,15 @@ fn cross_fit(examples: &[Example], p: &[f64], opts: &TrainOptions) -> CrossFit {
     }
 }
 
+/// The fewest notes on the tuning part whose precision may choose the bar: a precision of one
+/// or two notes measures nothing.
+pub const MIN_NOTES: usize = 10;
+
+/// Whether a fold key is a real history's repository (`repository:owner/name`).
+pub fn is_real(key: &str) -> bool {
+    key.starts_with("repository:")
+}
+
 /// Which half of the fold keys a key is in: `true` for the tuning half (FNV-1a of the key,
 /// so the split does not depend on the order or number of keys).
 fn tuning_half(key: &str) -> bool {
@@ -614,14 +653,18 @@ fn choose_bar(
     target: f64,
 ) -> Chosen {
     let keys: BTreeSet<&str> = examples.iter().map(fold_key).collect();
-    let tune_keys = keys.iter().filter(|k| tuning_half(k)).count();
+    // Real histories, when there are any, choose the bar: it is their notes the bar is for.
+    // The made requests are then the report. Else the two halves of the fold keys.
+    let has_real = keys.iter().any(|k| is_real(k));
+    let tuning = |k: &str| if has_real { is_real(k) } else { tuning_half(k) };
+    let tune_keys = keys.iter().filter(|k| tuning(k)).count();
     let tuned: Vec<NoteFigures> = NOTE_BARS
         .iter()
-        .map(|&bar| notes_at(examples, p, by_group, bar, tuning_half))
+        .map(|&bar| notes_at(examples, p, by_group, bar, tuning))
         .collect();
-    let by_precision = tuned
-        .iter()
-        .find(|f| f.precision >= target && f.with_note > 0.0);
+    let by_precision = tuned.iter().find(|f| {
+        f.precision >= target && f.with_note * f.requests as f64 >= MIN_NOTES as f64 - 1e-9
+    });
     let reached = by_precision.is_some();
     // When no bar gives notes that precise, the note at least keeps out of the way: the
     // lowest bar at which it stays silent on SILENCE_TARGET of the requests needing nothing.
@@ -632,8 +675,13 @@ fn choose_bar(
             None => ("highest", tuned[tuned.len() - 1].clone()),
         },
     };
-    let report = notes_at(examples, p, by_group, tune.bar, |k| !tuning_half(k));
+    let report = notes_at(examples, p, by_group, tune.bar, |k| !tuning(k));
     Chosen {
+        on: if has_real {
+            "real".to_owned()
+        } else {
+            "halves".to_owned()
+        },
         bar: tune.bar,
         target_precision: target,
         reached,
@@ -684,7 +732,16 @@ pub fn notes_of(examples: &[Example], p: &[f64], bar: f64, which: Requests) -> N
     }
     match which {
         Requests::All => notes_at(examples, p, &by_group, bar, |_| true),
-        Requests::Report => notes_at(examples, p, &by_group, bar, |k| !tuning_half(k)),
+        Requests::Report => {
+            let has_real = examples.iter().any(|e| is_real(fold_key(e)));
+            notes_at(examples, p, &by_group, bar, |k| {
+                if has_real {
+                    !is_real(k)
+                } else {
+                    !tuning_half(k)
+                }
+            })
+        }
     }
 }
 
@@ -1205,6 +1262,7 @@ mod tests {
                     fold: String::new(),
                     features: f,
                     label,
+                    weight: 1.0,
                 });
             }
         }
@@ -1457,6 +1515,14 @@ mod tests {
                 .to_string()
                 .contains("3 fold keys for 5 folds")
         );
+        let mut weightless = ex.clone();
+        weightless[5].weight = 0.0;
+        assert!(
+            train(&weightless, &NAMES, &small())
+                .unwrap_err()
+                .to_string()
+                .contains("example 5 weighs 0")
+        );
         let mut bad_names = NAMES;
         bad_names[2] = "key word";
         assert!(
@@ -1465,6 +1531,36 @@ mod tests {
                 .to_string()
                 .contains("\"key word\"")
         );
+    }
+
+    #[test]
+    fn real_requests_choose_the_bar_and_the_made_ones_report_it() {
+        let mut ex = separable(120, 8, 5);
+        for e in &mut ex {
+            let g: usize = e.group[1..].parse().unwrap();
+            e.fold = if g % 3 == 0 {
+                format!("repository:o/r{}", g % 4)
+            } else {
+                format!("t{}", g % 10)
+            };
+        }
+        let (plain, cf) = train(&ex, &NAMES, &small()).unwrap();
+        let chosen = cf.chosen.clone().unwrap();
+        assert_eq!(chosen.on, "real");
+        assert_eq!(chosen.tune_keys, 2, "{chosen:?}");
+        assert_eq!(chosen.tune.requests, 40);
+        assert_eq!(chosen.report.requests, 80);
+        // Weighting the real requests changes the model, not what the figures count.
+        for e in ex.iter_mut().filter(|e| is_real(&e.fold)) {
+            e.weight = 5.0;
+        }
+        let (text, weighted) = train(&ex, &NAMES, &small()).unwrap();
+        assert_eq!(weighted.examples, cf.examples);
+        assert_eq!(weighted.chosen.unwrap().tune.requests, 40);
+        assert_ne!(text, plain);
+        // With no real request, the halves of the fold keys choose it.
+        let (_, made) = train(&separable(120, 8, 5), &NAMES, &small()).unwrap();
+        assert_eq!(made.chosen.unwrap().on, "halves");
     }
 
     #[test]
@@ -1575,6 +1671,7 @@ mod tests {
                     fold: String::new(),
                     features: vec![],
                     label,
+                    weight: 1.0,
                 })
                 .collect()
         };

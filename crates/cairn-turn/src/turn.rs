@@ -37,6 +37,8 @@ const MAX_PROMPT: usize = 4096;
 const SHORT_PROMPT_WORDS: usize = 8;
 /// The most characters of the previous request that join a short prompt.
 const CONTEXT_CHARS: usize = 300;
+/// The most of the project's latest requests read for its recent sessions.
+const RECENT_ROWS: u32 = 2000;
 
 /// One candidate of a turn, whole: what it is, what retrieval said, the ranker's inputs
 /// and its probability. The eval and `cairn ranker train` read these.
@@ -220,7 +222,31 @@ impl Memory {
                 })
             })
         };
-        let hits = self.retrieve(corpora, q, replayed.then_some(now)).await?;
+        // The project's recent sessions (how far back each candidate lies), read beside the
+        // retrieval.
+        let recent = async {
+            let Some(project) = req.project.as_deref().filter(|p| !p.is_empty()) else {
+                return Ok(None);
+            };
+            let mut sessions = self
+                .store
+                .recent_sessions(project, now, note::RECENT_SESSIONS + 1, RECENT_ROWS)
+                .await?;
+            sessions.retain(|s| {
+                !(s.framework == req.framework
+                    && req.session_id.as_deref() == Some(s.session_id.as_str()))
+            });
+            sessions.truncate(note::RECENT_SESSIONS);
+            Ok::<_, Error>(Some(note::Recent {
+                sessions: sessions
+                    .into_iter()
+                    .map(|s| (s.framework, s.session_id, s.turns))
+                    .collect(),
+            }))
+        };
+        let (hits, recent) =
+            tokio::join!(self.retrieve(corpora, q, replayed.then_some(now)), recent);
+        let (hits, recent) = (hits?, recent?);
         let (known, names_known) = match known_words {
             Some(task) => task.await.unwrap_or((None, None)),
             None => (None, None),
@@ -263,6 +289,7 @@ impl Memory {
                         at: item.said_at.or(item.happened_at),
                         project: item.project.clone(),
                         framework: None,
+                        session: None,
                         importance: Some(item.importance),
                     },
                     signals,
@@ -287,6 +314,7 @@ impl Memory {
                             .map(|t| t.with_timezone(&chrono::Utc)),
                         project: doc.project.clone(),
                         framework: None,
+                        session: None,
                         importance: None,
                     },
                     signals,
@@ -303,6 +331,7 @@ impl Memory {
                         at: Some(h.hit.timestamp),
                         project: h.hit.project.clone(),
                         framework: Some(h.hit.framework.clone()),
+                        session: Some(h.hit.session_id.clone()),
                         importance: None,
                     },
                     signals,
@@ -328,6 +357,7 @@ impl Memory {
             now,
             known,
             names_known,
+            recent: recent.as_ref(),
         };
         let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
         let rows = note::features(&asked, &pairs);

@@ -26,6 +26,7 @@ fn examples() -> Vec<Example> {
                 fold: format!("project:{}", g % 8),
                 features: f,
                 label,
+                weight: 1.0,
             }
         })
         .collect()

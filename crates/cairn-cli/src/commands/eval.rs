@@ -46,6 +46,7 @@ pub async fn run(ctx: &Ctx, what: EvalCmd) -> Result<(), Failure> {
             json,
             note: true,
             ranker,
+            rows,
             ..
         } => cairn_eval::real_note::run(
             &ctx.paths,
@@ -53,6 +54,7 @@ pub async fn run(ctx: &Ctx, what: EvalCmd) -> Result<(), Failure> {
             &dir,
             &split,
             ranker.as_deref(),
+            rows.as_deref(),
             json,
         )
         .await

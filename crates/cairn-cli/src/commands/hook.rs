@@ -735,6 +735,7 @@ mod tests {
             at: None,
             project: Some("p".into()),
             framework: Some("codex".into()),
+            session: None,
             importance: None,
         };
         let note = note_render(&[&evil], &nonce).unwrap();

@@ -27,6 +27,8 @@ pub async fn run(ctx: &Ctx, what: RankerCmd) -> Result<(), Failure> {
             out,
             labels,
             real,
+            real_weight,
+            examples,
             json,
             ..
         } => {
@@ -37,6 +39,8 @@ pub async fn run(ctx: &Ctx, what: RankerCmd) -> Result<(), Failure> {
                 file: &file,
                 labels,
                 real: real.as_deref(),
+                real_weight,
+                examples: examples.as_deref(),
             };
             cairn_eval::note::train(&ctx.paths, &ctx.settings, &sources, out, json)
                 .await

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""How much the real train split should weigh in the ranker's training.
+
+Reads the examples `cairn ranker train … --real data/real --examples FILE` wrote (the owned
+set's candidates and the real train split's, one JSON line each) and, for each weight given,
+fits the ranker's LightGBM model once per real repository with that repository left out
+(the owned set always in), scoring the left-out repository's candidates. It prints the
+turn note's figures over the real requests at each bar (at most three entries at or above
+it): entries shown, precision, hit rate (requests needing an earlier turn whose note shows
+one), silence (requests needing none with no note), and the lowest bar silent on 90 % of the
+requests needing nothing.
+
+Only the train split is in the file; the held-out split is never read here.
+
+    python3 scripts/ranker-real-weight.py EXAMPLES.jsonl [--weights 1,3,10,30]
+
+Needs `numpy` and `lightgbm` (PyPI). The settings are the ones `cairn ranker train` uses
+(150 trees, learning rate 0.05, 15 leaves, 20 examples a leaf, the monotone directions of
+`cairn_turn::note::MONOTONE`), so the figures are of the model the command would make.
+"""
+import argparse
+import collections
+import json
+import sys
+
+import lightgbm as lgb
+import numpy as np
+
+# cairn_turn::note::MONOTONE, by input name.
+MONOTONE = {
+    "fused": 1, "dense": 1, "keyword": 1, "rank": -1, "gap_to_best_other": -1,
+    "top_fused": 0, "age_days": 0, "same_project": 0, "same_framework": 0, "item_kind": 0,
+    "importance": 1, "uses": 1, "not_useful": -1, "query_words": 0, "names_in": 1,
+    "overlap": 1, "query_known": 1, "names_known": 1, "sessions_since": -1,
+    "turns_after": 0, "quoted": 1,
+}
+NAMES = list(MONOTONE)
+BARS = [round(b, 2) for b in np.arange(0.1, 0.95, 0.05)]
+
+
+def notes(p, y, groups, idx, bar):
+    by_group = collections.defaultdict(list)
+    for i in idx:
+        by_group[groups[i]].append(i)
+    shown = right = hits = need = silent = none = 0
+    for members in by_group.values():
+        members = np.array(members)
+        order = members[np.argsort(-p[members], kind="stable")]
+        kept = [i for i in order if p[i] >= bar][:3]
+        shown += len(kept)
+        right += sum(int(y[i]) for i in kept)
+        if y[members].any():
+            need += 1
+            hits += int(any(y[i] for i in kept))
+        else:
+            none += 1
+            silent += int(not kept)
+    share = lambda a, b: a / b if b else 0.0
+    return shown, share(right, shown), share(hits, need), share(silent, none)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("examples")
+    ap.add_argument("--weights", default="1,3,10,30")
+    args = ap.parse_args()
+    rows = [json.loads(line) for line in open(args.examples)]
+    if not rows or len(rows[0]["features"]) != len(NAMES):
+        sys.exit(f"{args.examples}: expected examples with {len(NAMES)} inputs ({', '.join(NAMES)})")
+    X = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows], float)
+    y = np.array([int(r["label"]) for r in rows])
+    groups = np.array([r["group"] for r in rows])
+    keys = np.array([r["fold"] or r["group"] for r in rows])
+    real = np.array([k.startswith("repository:") for k in keys])
+    repos = sorted(set(keys[real]))
+    if len(repos) < 2:
+        sys.exit("fewer than two real repositories in the file: train with --real")
+    print(f"{len(rows)} candidates, {real.sum()} of them real ({y[real].sum()} needed) "
+          f"from {len(repos)} repositories")
+    idx = np.where(real)[0]
+    for w in [float(x) for x in args.weights.split(",")]:
+        p = np.full(len(y), np.nan)
+        for repo in repos:
+            fit = keys != repo
+            data = lgb.Dataset(X[fit], y[fit], weight=np.where(real, w, 1.0)[fit],
+                               feature_name=NAMES)
+            model = lgb.train(dict(objective="binary", verbosity=-1, seed=7, deterministic=True,
+                                   learning_rate=0.05, num_leaves=15, min_data_in_leaf=20,
+                                   force_row_wise=True,
+                                   monotone_constraints=[MONOTONE[n] for n in NAMES]),
+                              data, 150)
+            p[keys == repo] = model.predict(X[keys == repo])
+        print(f"\nreal weight {w:g} (each real repository scored by a model that never saw it)")
+        print(f"{'bar':>5} {'entries':>8} {'precision':>10} {'hit rate':>9} {'silence':>8}")
+        quiet = None
+        for bar in BARS:
+            shown, prec, hit, sil = notes(p, y, groups, idx, bar)
+            if quiet is None and sil >= 0.9:
+                quiet = bar
+            print(f"{bar:>5.2f} {shown:>8} {prec:>10.3f} {hit:>9.3f} {sil:>8.3f}")
+        print(f"lowest bar silent on 90 % of the requests needing nothing: {quiet}")
+
+
+if __name__ == "__main__":
+    main()
