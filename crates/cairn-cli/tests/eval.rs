@@ -1199,7 +1199,7 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
     // The turn note on the same corpus: every labelled request asked of a service holding
     // the history as the hook would have asked it then. The needed turn is a candidate and
     // search's first three hold it; how many entries the note shows is the ranker's call.
-    let rows_file = dir.path().join("note-rows.jsonl");
+    let rows_file = home.path().join("note-rows.jsonl");
     let out = run(&["--note", "--json", "--rows", rows_file.to_str().unwrap()]);
     assert!(
         out.status.success(),
