@@ -1546,8 +1546,9 @@ mod tests {
         }
         let (plain, cf) = train(&ex, &NAMES, &small()).unwrap();
         let chosen = cf.chosen.clone().unwrap();
+        // Every real request's repository chooses the bar; the made requests report it.
         assert_eq!(chosen.on, "real");
-        assert_eq!(chosen.tune_keys, 2, "{chosen:?}");
+        assert_eq!((chosen.tune_keys, chosen.report_keys), (4, 10), "{chosen:?}");
         assert_eq!(chosen.tune.requests, 40);
         assert_eq!(chosen.report.requests, 80);
         // Weighting the real requests changes the model, not what the figures count.
