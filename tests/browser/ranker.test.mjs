@@ -2,7 +2,8 @@
 // shipped model with no reset button; then a personal model written where
 // `cairn ranker train --from-store` writes one (the shipped model's text, with figures naming
 // its bar, its source and the shipped model's figures) shows as personal with its bar and
-// figures, and "Use the shipped model" removes it through ranker_reset.
+// figures, and "Use the shipped model" removes it through ranker_reset and turns sleep's
+// nightly training off, which the card says.
 //   CAIRN_BIN=target/debug/cairn node --test tests/browser/ranker.test.mjs
 import assert from "node:assert/strict";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -39,6 +40,7 @@ describe("Settings → Turn note ranker against cairn daemon", { timeout: 180_00
     await page.waitForSelector('[data-testid="ranker-model"][data-model="shipped"]');
     assert.equal(await card.getByTestId("ranker-bar").innerText(), shipped.bar.toFixed(2));
     assert.equal(await card.getByTestId("ranker-reset").count(), 0, "no reset with the shipped model");
+    assert.match(await card.getByTestId("ranker-nightly").innerText(), /Sleep trains a personal model each night/);
 
     // A personal model where the service looks for one.
     mkdirSync(dirname(shipped.path), { recursive: true });
@@ -67,6 +69,8 @@ describe("Settings → Turn note ranker against cairn daemon", { timeout: 180_00
     assert.equal((await api("ranker_status")).model, "shipped");
     assert.equal(existsSync(shipped.path), false, "the personal model is removed");
     assert.equal(await card.getByTestId("ranker-reset").count(), 0);
+    // Going back turns sleep's nightly training off, and the card says so.
+    assert.match(await card.getByTestId("ranker-nightly").innerText(), /Nightly training is off since \d{4}-\d{2}-\d{2}/);
     assert.deepEqual(pageErrors, []);
   });
 });

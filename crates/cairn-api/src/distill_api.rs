@@ -411,7 +411,7 @@ impl Service {
             let _permit = self.write_permit().await;
             d.sleep(chrono::Utc::now()).await
         };
-        let r = match result {
+        let mut r = match result {
             Ok(r) => r,
             Err(e) => {
                 self.workers().report(
@@ -423,15 +423,17 @@ impl Service {
                 return Err(ApiError::new(ErrorCode::Internal, format!("sleep: {e}")));
             }
         };
+        r.ranker = Some(self.train_ranker_nightly().await);
         self.store()
             .journal_sleep(&serde_json::json!({
                 "active": r.active, "related": r.related, "rescored": r.rescored,
                 "archived": r.archived.len(), "profiles": r.profiles.len(),
                 "profiles_left": r.profiles_left, "calls": r.calls, "took_ms": r.took_ms,
+                "ranker": r.ranker,
             }))
             .await?;
         let detail = format!(
-            "slept: {} related, {} re-scored, {} archived, {} profile(s) rewritten{}",
+            "slept: {} related, {} re-scored, {} archived, {} profile(s) rewritten{}; {}",
             r.related,
             r.rescored,
             r.archived.len(),
@@ -439,7 +441,8 @@ impl Service {
             r.stopped
                 .as_deref()
                 .map(|w| format!("; profiles stopped: {w}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            r.ranker.as_deref().unwrap_or_default()
         );
         self.workers()
             .report(DISTILLATION, WorkerState::Idle, Some(detail), None);
@@ -448,6 +451,30 @@ impl Service {
             self.wake_indexing();
         }
         Ok(r)
+    }
+
+    /// Sleep's nightly training of a personal turn-note ranker on this machine's labelled
+    /// turn notes (`cairn_turn::personal::nightly`): what it did, in a sentence. A failure
+    /// is logged and said; it never fails the sleep.
+    async fn train_ranker_nightly(&self) -> String {
+        self.workers().report(
+            DISTILLATION,
+            WorkerState::Running,
+            Some("sleeping: training a personal turn-note ranker when enough is labelled".into()),
+            None,
+        );
+        let model = self.paths().ranker_model();
+        match cairn_turn::personal::nightly(self.store(), &model).await {
+            Ok(n) => {
+                let said = n.describe();
+                tracing::info!(ranker = %said, "nightly ranker training");
+                said
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the nightly ranker training failed");
+                format!("personal ranker: the training failed: {e}")
+            }
+        }
     }
 
     /// A distiller whose model calls fail at once, naming the missing provider.
@@ -500,5 +527,6 @@ pub fn sleep_to_api(r: cairn_distill::SleepReport, took: Duration) -> cairn_core
         cost_usd: r.cost_usd,
         stopped: r.stopped,
         took_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        ranker: r.ranker,
     }
 }

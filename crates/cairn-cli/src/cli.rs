@@ -501,7 +501,8 @@ pub enum RankerCmd {
         #[arg(required_unless_present = "from_store")]
         file: Option<PathBuf>,
         /// Train on this machine's turn notes and their outcomes instead of a file (folds by
-        /// project); refuses with fewer than 200 labelled entries or 20 needed ones.
+        /// project); refuses with fewer than 200 labelled entries or 20 needed ones. Sleep
+        /// runs the same each night; after `cairn ranker reset` only this turns that back on.
         #[arg(long, conflicts_with_all = ["file", "labels"])]
         from_store: bool,
         /// Where to write the model.

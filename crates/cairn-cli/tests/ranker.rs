@@ -44,6 +44,13 @@ fn from_store_on_an_empty_home_refuses_with_the_numbers_and_writes_nothing() {
     );
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["model"], "shipped", "{status}");
+    assert!(
+        status["nightly"]
+            .as_str()
+            .unwrap()
+            .starts_with("Sleep trains a personal model each night"),
+        "{status}"
+    );
     let out = cairn(&home, &["ranker", "reset"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -52,4 +59,5 @@ fn from_store_on_an_empty_home_refuses_with_the_numbers_and_writes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("uses the shipped model"), "{stdout}");
+    assert!(stdout.contains("Nightly training is off since"), "{stdout}");
 }

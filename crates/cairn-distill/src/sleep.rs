@@ -110,6 +110,9 @@ pub struct SleepReport {
     pub stopped: Option<String>,
     /// Milliseconds per step: relate, score (with archive), profiles.
     pub took_ms: [u64; 3],
+    /// What the host's nightly training of a personal turn-note ranker did, in a sentence
+    /// (`cairn_turn::personal::nightly`; sleep itself leaves it empty).
+    pub ranker: Option<String>,
 }
 
 /// Normalises a vector in place; false when it is all zeros.

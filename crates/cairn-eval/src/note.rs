@@ -1126,7 +1126,7 @@ pub struct Trained {
 
 /// Runs `cairn ranker train`: labels every candidate of every question of the file (with
 /// `labels`, this machine's shown entries with a mark or an outcome too, as `--from-store`
-/// reads them: [`crate::personal::collect`]; with `real`, every candidate of the real corpus's
+/// reads them: [`cairn_turn::personal::collect`]; with `real`, every candidate of the real corpus's
 /// train split, [`crate::real_note::each_request`], folded by repository), cross-fits and
 /// fits the LightGBM ranker, and writes its model text to `out` with the figures beside it
 /// (`<out>.json`).
@@ -1185,7 +1185,7 @@ pub async fn train(
             .with_context(|| format!("cannot open the store at {}", paths.database().display()))?;
         // The same entries `--from-store` learns from (a person's mark, else the outcome
         // the answer gave), folded by project as there.
-        let (logged, _) = crate::personal::examples(&crate::personal::collect(&store).await?);
+        let (logged, _) = cairn_turn::personal::examples(&cairn_turn::personal::collect(&store).await?);
         from_log = logged.len();
         examples.extend(logged.into_iter().map(|e| Example {
             group: format!("log:{}", e.group),

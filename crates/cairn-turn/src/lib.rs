@@ -16,7 +16,8 @@
 //! 4. [`ranker`]: the LightGBM ranker over `lightgbm3` — the committed model in `ranker/`,
 //!    training with cross-fitting by fold key, the bar chosen with the model
 //!    ([`ranker::Chosen`]) and what a model learned ([`ranker::learned`]); [`status`]: which
-//!    model the note ranks with (the shipped one or this machine's own) and going back.
+//!    model the note ranks with (the shipped one or this machine's own) and going back;
+//!    [`personal`]: this machine's own model, trained by hand or in sleep each night.
 //! 5. [`log`]: the injection log read back (`note_log`, `note_why`) and people's labels on
 //!    shown entries (`note_feedback`).
 //! 6. [`outcomes`]: learning from use — after capture, each shown entry `used` or `ignored`,
@@ -41,6 +42,7 @@ pub mod log;
 mod memory;
 pub mod note;
 pub mod outcomes;
+pub mod personal;
 pub mod ranker;
 mod recall_at;
 pub mod replay;

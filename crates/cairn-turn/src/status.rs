@@ -5,7 +5,8 @@
 //!
 //! The turn note loads the personal model when its file is there and was trained on today's
 //! inputs ([`personal`]), keyed on the file's modification time: removing the file makes its
-//! next turn load the shipped model again.
+//! next turn load the shipped model again. Going back also turns the nightly training off
+//! ([`crate::personal`]).
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,6 +125,7 @@ fn shipped_status(path: &Path, problem: Option<String>) -> RankerStatus {
         shipped: None,
         path: path.display().to_string(),
         problem,
+        nightly: crate::personal::nightly_line(path),
     }
 }
 
@@ -169,12 +171,15 @@ pub fn status(path: &Path) -> RankerStatus {
             .and_then(|_| figures_of(&json, "shipped", bar)),
         path: path.display().to_string(),
         problem: None,
+        nightly: crate::personal::nightly_line(path),
     }
 }
 
 /// Removes the personal model at `path` and its figures (`ranker_reset`): the next turn
-/// ranks with the shipped model. Returns the status after.
+/// ranks with the shipped model, and sleep trains no personal model until the person trains
+/// one by hand ([`crate::personal::turn_off`]). Returns the status after.
 pub fn reset(path: &Path) -> Result<RankerStatus> {
+    crate::personal::turn_off(path)?;
     // The model first: without it the figures are never read.
     for p in [path.to_path_buf(), path.with_extension("json")] {
         match fs_err::remove_file(&p) {

@@ -16,6 +16,8 @@ const SHIPPED: RankerStatus = {
   shipped: null,
   path: "/home/dev/.local/share/cairn/ranker/model.txt",
   problem: null,
+  nightly:
+    "Sleep trains a personal model each night once 200 turn-note entries are labelled (at least 20 needed and 20 not), and again when 50 more are; it is kept only when it beats the shipped one.",
 };
 
 const PERSONAL: RankerStatus = {
@@ -53,6 +55,8 @@ describe("RankerStatusCard", () => {
     expect(out).toContain("0.45");
     expect(out).not.toContain('data-testid="ranker-reset"');
     expect(out).not.toContain('data-testid="ranker-shipped"');
+    expect(out).toContain('data-testid="ranker-nightly"');
+    expect(out).toContain("Sleep trains a personal model each night once 200");
   });
 
   it("shows a personal model, the shipped model's figures beside it, and the reset button", () => {

@@ -35,4 +35,9 @@ path: string,
 /**
  * Why a personal model file present is not used (trained on other inputs, unreadable).
  */
-problem: string | null, };
+problem: string | null, 
+/**
+ * Sleep's nightly training of a personal model: its rule, and the latest training and
+ * what came of it, or that it is off because the shipped model was chosen.
+ */
+nightly: string, };

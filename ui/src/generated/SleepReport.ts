@@ -43,4 +43,8 @@ stopped: string | null,
 /**
  * How long it took, in milliseconds.
  */
-took_ms: number, };
+took_ms: number, 
+/**
+ * What the nightly training of a personal turn-note ranker did, in a sentence.
+ */
+ranker: string | null, };

@@ -118,9 +118,13 @@ describe("rebuild and tidy-up reports", () => {
       cost_usd: 0,
       stopped: null,
       took_ms: 12,
+      ranker: null,
     };
     expect(describeSleep(s)).toBe(
       "Tidied up: 1 active item, 0 related, 1 re-scored, 0 archived, 1 profile rewritten (2 left for next time); 1 model call, $0.00.",
+    );
+    expect(describeSleep({ ...s, ranker: "personal ranker: trained, and in use" })).toBe(
+      "Tidied up: 1 active item, 0 related, 1 re-scored, 0 archived, 1 profile rewritten (2 left for next time); 1 model call, $0.00. Turn note: personal ranker: trained, and in use.",
     );
   });
 });

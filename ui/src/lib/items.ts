@@ -123,7 +123,9 @@ export function describeSleep(r: SleepReport): string {
   let s = `Tidied up: ${parts.join(", ")}`;
   if (r.profiles_left > 0) s += ` (${r.profiles_left} left for next time)`;
   s += `; ${r.calls} model ${r.calls === 1 ? "call" : "calls"}, ${formatUsd(r.cost_usd)}.`;
-  return r.stopped ? `${s} Stopped: ${r.stopped}.` : s;
+  if (r.stopped) s += ` Stopped: ${r.stopped}.`;
+  if (r.ranker) s += ` Turn note: ${r.ranker}.`;
+  return s;
 }
 
 /** A profile's subject for display: the machine, or the project's short name. */

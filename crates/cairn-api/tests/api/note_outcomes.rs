@@ -374,6 +374,14 @@ async fn a_shown_entry_the_answer_reused_or_opened_is_used_and_one_it_ignored_is
     // Sleep's priority counts the use: × (1 + ln 2), and the item is not archived.
     let slept = service.run_sleep().await.unwrap();
     assert!(slept.archived.is_empty());
+    // Sleep's nightly ranker training found this home's few labelled entries too few.
+    let said = slept.ranker.as_deref().unwrap();
+    assert!(said.contains("too few to train"), "{said}");
+    let status = service.dispatch("ranker_status", json!({})).await.unwrap();
+    assert!(
+        status["nightly"].as_str().unwrap().contains("labelled entries"),
+        "{status}"
+    );
     let scores = store.item_scores().await.unwrap();
     let score = &scores[&item.id];
     assert_eq!(score.used, 1);

@@ -84,6 +84,9 @@ pub async fn run(ctx: &Ctx, args: DistillArgs) -> Result<(), Failure> {
                 if let Some(why) = &r.stopped {
                     writeln!(out, "Profiles stopped: {why}")?;
                 }
+                if let Some(ranker) = &r.ranker {
+                    writeln!(out, "Turn note: {ranker}.")?;
+                }
             }
             Ok(())
         }

@@ -107,7 +107,8 @@ fn print(s: &RankerStatus) {
     if let Some(p) = &s.problem {
         println!("{p}");
     }
+    println!("{}", s.nightly);
     if s.model == "personal" {
-        println!("`cairn ranker reset` goes back to the shipped model.");
+        println!("`cairn ranker reset` goes back to the shipped model (and turns the nightly training off).");
     }
 }

@@ -158,4 +158,6 @@ pub struct SleepReport {
     /// How long it took, in milliseconds.
     #[ts(type = "number")]
     pub took_ms: u64,
+    /// What the nightly training of a personal turn-note ranker did, in a sentence.
+    pub ranker: Option<String>,
 }

@@ -43,4 +43,7 @@ pub struct RankerStatus {
     pub path: String,
     /// Why a personal model file present is not used (trained on other inputs, unreadable).
     pub problem: Option<String>,
+    /// Sleep's nightly training of a personal model: its rule, and the latest training and
+    /// what came of it, or that it is off because the shipped model was chosen.
+    pub nightly: String,
 }
