@@ -1185,7 +1185,8 @@ pub async fn train(
             .with_context(|| format!("cannot open the store at {}", paths.database().display()))?;
         // The same entries `--from-store` learns from (a person's mark, else the outcome
         // the answer gave), folded by project as there.
-        let (logged, _) = cairn_turn::personal::examples(&cairn_turn::personal::collect(&store).await?);
+        let (logged, _) =
+            cairn_turn::personal::examples(&cairn_turn::personal::collect(&store).await?);
         from_log = logged.len();
         examples.extend(logged.into_iter().map(|e| Example {
             group: format!("log:{}", e.group),

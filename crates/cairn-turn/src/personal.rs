@@ -190,10 +190,13 @@ pub fn check_enough(examples: &[Example]) -> Result<()> {
     let needed = examples.iter().filter(|e| e.label).count();
     let not_needed = examples.len() - needed;
     if examples.len() < MIN_EXAMPLES || needed < MIN_NEEDED || not_needed < MIN_NEEDED {
-        return Err(Error::Failed(ErrorCode::Conflict, format!(
-            "too few labelled turn-note entries to train a personal ranker: {} labelled candidates ({needed} needed, {not_needed} not needed); it takes at least {MIN_EXAMPLES}, with at least {MIN_NEEDED} needed and {MIN_NEEDED} not needed. Nothing was written; the shipped model stays in use.",
-            examples.len()
-        )));
+        return Err(Error::Failed(
+            ErrorCode::Conflict,
+            format!(
+                "too few labelled turn-note entries to train a personal ranker: {} labelled candidates ({needed} needed, {not_needed} not needed); it takes at least {MIN_EXAMPLES}, with at least {MIN_NEEDED} needed and {MIN_NEEDED} not needed. Nothing was written; the shipped model stays in use.",
+                examples.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -378,7 +381,9 @@ impl Nightly {
                 format!("personal ranker: {n} labelled entries, too few to train")
             }
             Self::NothingNew(n) => {
-                format!("personal ranker: {n} labelled entries, too few new since the last training")
+                format!(
+                    "personal ranker: {n} labelled entries, too few new since the last training"
+                )
             }
             Self::Trained(t) if t.written => "personal ranker: trained, and in use".into(),
             Self::Trained(_) => "personal ranker: trained, did not beat the shipped model".into(),
@@ -402,9 +407,9 @@ pub async fn nightly(store: &cairn_store::Store, model: &Path) -> Result<Nightly
     }
     match train(store, model, BY_SLEEP).await {
         Ok(t) => Ok(Nightly::Trained(Box::new(t))),
-        Err(Error::Failed(ErrorCode::Conflict, _)) => Ok(Nightly::TooFew(
-            state(model).last.map_or(0, |l| l.examples),
-        )),
+        Err(Error::Failed(ErrorCode::Conflict, _)) => {
+            Ok(Nightly::TooFew(state(model).last.map_or(0, |l| l.examples)))
+        }
         Err(e) => Err(e),
     }
 }
@@ -429,7 +434,11 @@ pub fn nightly_line(model: &Path) -> String {
         Some(l) => format!(
             "{rule} Last trained on {} ({}) on {} labelled entries: {}.",
             day(&l.at),
-            if l.by == BY_SLEEP { "in sleep" } else { "by hand" },
+            if l.by == BY_SLEEP {
+                "in sleep"
+            } else {
+                "by hand"
+            },
             l.examples,
             l.summary
         ),
@@ -454,9 +463,9 @@ pub fn compare(
         .clone()
         .ok_or_else(|| Error::internal("the training chose no bar"))?;
     let rows: Vec<Vec<f64>> = examples.iter().map(|e| e.features.clone()).collect();
-    let p = shipped
-        .predict(&rows)
-        .map_err(|e| Error::internal(format!("the shipped model cannot score the examples: {e}")))?;
+    let p = shipped.predict(&rows).map_err(|e| {
+        Error::internal(format!("the shipped model cannot score the examples: {e}"))
+    })?;
     let shipped_bar = f64::from(shipped.bar());
     let report = chosen.report.requests > 0;
     let (personal_notes, shipped_notes, compared_on) = if report {
@@ -717,19 +726,32 @@ mod tests {
         let names = crate::note::FEATURES;
         for t in from..from + turns {
             let turn = format!("t_{t}");
-            let mut inj = injection(&turn, &names, &[("r_a", true), ("r_b", true), ("r_c", true)]);
+            let mut inj = injection(
+                &turn,
+                &names,
+                &[("r_a", true), ("r_b", true), ("r_c", true)],
+            );
             inj.project = Some(format!("github.com/acme/p{}", t % 5));
             inj.session_id = Some(format!("s{t}"));
             for (c, e) in inj.entries.iter_mut().enumerate() {
                 let used = (t + c) % 3 == 0;
                 e.features = (0..names.len())
-                    .map(|i| Some(if i == 0 { f32::from(u8::from(used)) } else { ((t * 7 + c * 3 + i) % 11) as f32 / 10.0 }))
+                    .map(|i| {
+                        Some(if i == 0 {
+                            f32::from(u8::from(used))
+                        } else {
+                            ((t * 7 + c * 3 + i) % 11) as f32 / 10.0
+                        })
+                    })
                     .collect();
             }
             store.log_injection(&inj).await.unwrap();
             for (c, id) in ["r_a", "r_b", "r_c"].iter().enumerate() {
                 let outcome = if (t + c) % 3 == 0 { "used" } else { "ignored" };
-                store.record_note_outcome(&turn, id, outcome, None).await.unwrap();
+                store
+                    .record_note_outcome(&turn, id, outcome, None)
+                    .await
+                    .unwrap();
             }
         }
     }
@@ -742,15 +764,24 @@ mod tests {
             .await
             .unwrap();
         let model = dir.path().join("ranker").join("model.txt");
-        assert!(nightly_line(&model).starts_with("Sleep trains a personal model each night once 200"));
+        assert!(
+            nightly_line(&model).starts_with("Sleep trains a personal model each night once 200")
+        );
 
         // Too few: a try is written down with the numbers, no model.
         log_labelled(&store, 0, 20).await;
         assert_eq!(nightly(&store, &model).await.unwrap(), Nightly::TooFew(60));
         assert!(!model.exists());
         let last = state(&model).last.unwrap();
-        assert!(!last.trained && last.by == BY_SLEEP && last.examples == 60, "{last:?}");
-        assert!(nightly_line(&model).contains("60 labelled entries (20 needed)"), "{}", nightly_line(&model));
+        assert!(
+            !last.trained && last.by == BY_SLEEP && last.examples == 60,
+            "{last:?}"
+        );
+        assert!(
+            nightly_line(&model).contains("60 labelled entries (20 needed)"),
+            "{}",
+            nightly_line(&model)
+        );
 
         // Enough: trained, and written down whether or not it beat the shipped model.
         log_labelled(&store, 20, 60).await;
@@ -761,16 +792,28 @@ mod tests {
         assert_eq!(t.folds_by, "project");
         assert_eq!(model.exists(), t.written);
         let last = state(&model).last.unwrap();
-        assert!(last.trained && last.examples == 240 && last.written == t.written, "{last:?}");
-        assert!(nightly_line(&model).contains("Last trained on 20"), "{}", nightly_line(&model));
+        assert!(
+            last.trained && last.examples == 240 && last.written == t.written,
+            "{last:?}"
+        );
+        assert!(
+            nightly_line(&model).contains("Last trained on 20"),
+            "{}",
+            nightly_line(&model)
+        );
         assert!(nightly_line(&model).contains("(in sleep) on 240 labelled entries"));
 
         // Fewer than 50 new: not again.
         log_labelled(&store, 80, 10).await;
-        assert_eq!(nightly(&store, &model).await.unwrap(), Nightly::NothingNew(270));
+        assert_eq!(
+            nightly(&store, &model).await.unwrap(),
+            Nightly::NothingNew(270)
+        );
         // 50 new: again.
         log_labelled(&store, 90, 7).await;
-        assert!(matches!(nightly(&store, &model).await.unwrap(), Nightly::Trained(t) if t.examples == 291));
+        assert!(
+            matches!(nightly(&store, &model).await.unwrap(), Nightly::Trained(t) if t.examples == 291)
+        );
 
         // Going back to the shipped model turns the nightly training off, even with more new.
         crate::status::reset(&model).unwrap();
@@ -778,14 +821,21 @@ mod tests {
         log_labelled(&store, 97, 40).await;
         assert_eq!(nightly(&store, &model).await.unwrap(), Nightly::Off);
         assert!(nightly_line(&model).starts_with("Nightly training is off since 20"));
-        assert!(crate::status::status(&model).nightly.starts_with("Nightly training is off"));
+        assert!(
+            crate::status::status(&model)
+                .nightly
+                .starts_with("Nightly training is off")
+        );
 
         // Training by hand turns it back on.
         let t = train(&store, &model, BY_HAND).await.unwrap();
         assert_eq!(t.examples, 411);
         let st = state(&model);
         assert!(st.off_since.is_none() && st.last.unwrap().by == BY_HAND);
-        assert_eq!(nightly(&store, &model).await.unwrap(), Nightly::NothingNew(411));
+        assert_eq!(
+            nightly(&store, &model).await.unwrap(),
+            Nightly::NothingNew(411)
+        );
     }
 
     #[test]

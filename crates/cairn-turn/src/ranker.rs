@@ -1548,7 +1548,11 @@ mod tests {
         let chosen = cf.chosen.clone().unwrap();
         // Every real request's repository chooses the bar; the made requests report it.
         assert_eq!(chosen.on, "real");
-        assert_eq!((chosen.tune_keys, chosen.report_keys), (4, 10), "{chosen:?}");
+        assert_eq!(
+            (chosen.tune_keys, chosen.report_keys),
+            (4, 10),
+            "{chosen:?}"
+        );
         assert_eq!(chosen.tune.requests, 40);
         assert_eq!(chosen.report.requests, 80);
         // Weighting the real requests changes the model, not what the figures count.

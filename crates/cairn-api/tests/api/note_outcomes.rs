@@ -379,7 +379,10 @@ async fn a_shown_entry_the_answer_reused_or_opened_is_used_and_one_it_ignored_is
     assert!(said.contains("too few to train"), "{said}");
     let status = service.dispatch("ranker_status", json!({})).await.unwrap();
     assert!(
-        status["nightly"].as_str().unwrap().contains("labelled entries"),
+        status["nightly"]
+            .as_str()
+            .unwrap()
+            .contains("labelled entries"),
         "{status}"
     );
     let scores = store.item_scores().await.unwrap();

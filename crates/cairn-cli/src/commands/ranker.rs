@@ -109,6 +109,8 @@ fn print(s: &RankerStatus) {
     }
     println!("{}", s.nightly);
     if s.model == "personal" {
-        println!("`cairn ranker reset` goes back to the shipped model (and turns the nightly training off).");
+        println!(
+            "`cairn ranker reset` goes back to the shipped model (and turns the nightly training off)."
+        );
     }
 }
