@@ -194,3 +194,38 @@ pub fn reset(path: &Path) -> Result<RankerStatus> {
     }
     Ok(status(path))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn going_back_to_the_shipped_model_removes_the_personal_one_and_turns_the_nightly_training_off()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("ranker").join("model.txt");
+        let before = status(&model);
+        assert_eq!(before.model, "shipped");
+        assert!(
+            before
+                .nightly
+                .starts_with("Sleep trains a personal model each night"),
+            "{}",
+            before.nightly
+        );
+        fs_err::create_dir_all(model.parent().unwrap()).unwrap();
+        fs_err::write(&model, "not a model").unwrap();
+        fs_err::write(model.with_extension("json"), "{}").unwrap();
+        let after = reset(&model).unwrap();
+        assert!(!model.exists() && !model.with_extension("json").exists());
+        assert_eq!(after.model, "shipped");
+        assert!(
+            after
+                .nightly
+                .starts_with("Nightly training is off since 20"),
+            "{}",
+            after.nightly
+        );
+    }
+}
