@@ -1538,7 +1538,7 @@ mod tests {
         let mut ex = separable(120, 8, 5);
         for e in &mut ex {
             let g: usize = e.group[1..].parse().unwrap();
-            e.fold = if g % 3 == 0 {
+            e.fold = if g.is_multiple_of(3) {
                 format!("repository:o/r{}", g % 4)
             } else {
                 format!("t{}", g % 10)
