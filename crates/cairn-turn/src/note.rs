@@ -94,8 +94,8 @@ pub const RECENT_SESSIONS: usize = 12;
 /// far back in the project's work each candidate lies.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recent {
-    /// `(framework, session id, record ids)`, the latest session first.
-    pub sessions: Vec<(String, String, Vec<String>)>,
+    /// The sessions as the store reads them, the latest first.
+    pub sessions: Vec<cairn_store::RecentSession>,
 }
 
 /// What a candidate is.
@@ -407,12 +407,12 @@ fn place_of(asked: &Asked<'_>, m: &Meta) -> (f64, f64) {
     match recent
         .sessions
         .iter()
-        .position(|(f, s, _)| s == session && f == framework)
+        .position(|s| s.session_id == session && s.framework == framework)
     {
         Some(p) => (
             p as f64,
             recent.sessions[p]
-                .2
+                .turns
                 .iter()
                 .position(|id| *id == m.id)
                 .map_or(f64::NAN, |after| after as f64),
@@ -700,14 +700,14 @@ mod tests {
         let now = chrono::Utc::now();
         let hours = |h: i64| now - chrono::Duration::hours(h);
         let recent = Recent {
-            sessions: vec![
-                (
-                    "codex".into(),
-                    "s3".into(),
-                    vec!["r_0".into(), "r_1".into(), "r_00".into()],
-                ),
-                ("codex".into(), "s2".into(), vec!["r_2".into()]),
-            ],
+            sessions: [("s3", vec!["r_0", "r_1", "r_00"]), ("s2", vec!["r_2"])]
+                .into_iter()
+                .map(|(s, turns)| cairn_store::RecentSession {
+                    framework: "codex".into(),
+                    session_id: s.into(),
+                    turns: turns.into_iter().map(str::to_owned).collect(),
+                })
+                .collect(),
         };
         let asked = Asked {
             prompt: "Phase 2: Enhancement & Integration, please",

@@ -237,12 +237,7 @@ impl Memory {
                     && req.session_id.as_deref() == Some(s.session_id.as_str()))
             });
             sessions.truncate(note::RECENT_SESSIONS);
-            Ok::<_, Error>(Some(note::Recent {
-                sessions: sessions
-                    .into_iter()
-                    .map(|s| (s.framework, s.session_id, s.turns))
-                    .collect(),
-            }))
+            Ok::<_, Error>(Some(note::Recent { sessions }))
         };
         let (hits, recent) =
             tokio::join!(self.retrieve(corpora, q, replayed.then_some(now)), recent);
