@@ -54,6 +54,21 @@ impl Service {
         Ok(self.with_models(llm).await)
     }
 
+    /// A distiller over this service's store calling `provider` (no daily budget), with the
+    /// embedder and the items' vector index as distillation runs them: for a benchmark that
+    /// brings its own answers.
+    pub async fn distiller_calling(&self, provider: Arc<dyn cairn_llm::Provider>) -> Distiller {
+        let policy = Policy {
+            budget: cairn_llm::Budget {
+                calls: u32::MAX,
+                usd: f64::MAX,
+            },
+            ..Policy::from_settings(&self.llm_settings())
+        };
+        self.with_models(Llm::new(provider, self.store().clone(), policy))
+            .await
+    }
+
     /// A distiller calling `llm`, with the embedder and the items' vector index when the
     /// models are loaded.
     async fn with_models(&self, llm: Llm) -> Distiller {
@@ -61,7 +76,19 @@ impl Service {
         let embedder = dense.as_ref().map(|d| Arc::clone(&d.embedder));
         let d = Distiller::new(self.store().clone(), llm, embedder, Settle::default());
         match dense {
-            Some(dense) => d.with_items_index(dense.items()),
+            Some(dense) => {
+                // How far the index holds the items, for this model (else it holds none
+                // reconcile can use): what changed after it is compared from the store.
+                let through = match crate::dense::items_progress(self.store()).await {
+                    Ok(p) if p.model == dense.vectors_id() => p.seq,
+                    Ok(_) => 0,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read how far the items' index is; reconcile compares every item");
+                        0
+                    }
+                };
+                d.with_items_index(dense.items(), through)
+            }
             None => d,
         }
     }

@@ -106,8 +106,14 @@ impl ItemsSearch {
     /// The items as a corpus of a search (none when there are none). A project's search sees
     /// that project's items and those of no project, never another project's.
     pub(crate) fn corpus_of(&self, project: Option<String>) -> Option<cairn_recall::Corpus> {
-        (!self.items.is_empty())
-            .then(|| cairn_recall::Corpus::held(self.text.clone(), self.vectors.clone(), project))
+        (!self.items.is_empty()).then(|| {
+            cairn_recall::Corpus::held(
+                self.text.clone(),
+                self.vectors.clone(),
+                cairn_recall::ALL_KINDS,
+                project,
+            )
+        })
     }
 
     /// A hit of the items' corpus as a search hit.

@@ -53,8 +53,14 @@ impl NotesSearch {
 /// The turn note reads the notes through this index.
 impl cairn_turn::NotesIndex for NotesSearch {
     fn corpus(&self, project: Option<String>) -> Option<cairn_recall::Corpus> {
-        (!self.docs.is_empty())
-            .then(|| cairn_recall::Corpus::held(self.text.clone(), self.vectors.clone(), project))
+        (!self.docs.is_empty()).then(|| {
+            cairn_recall::Corpus::held(
+                self.text.clone(),
+                self.vectors.clone(),
+                cairn_recall::CHUNKS,
+                project,
+            )
+        })
     }
 
     fn summary(&self, id: &str) -> Option<&NoteSummary> {

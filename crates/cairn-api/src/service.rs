@@ -1063,6 +1063,7 @@ impl Service {
                 keep: None,
                 store: Some(self.inner.store.clone()),
                 before: None,
+                kinds: cairn_recall::CHUNKS,
             });
         }
         // Items are what was learned: searched with records unless a framework is asked

@@ -709,7 +709,7 @@ pub enum BenchCmd {
         /// Record counts at which to measure, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = [15_000usize, 150_000])]
         steps: Vec<usize>,
-        /// Vectors per record (one summary key, one cue, the rest body chunks).
+        /// Vectors per record: its body chunks (a record is embedded as chunks only).
         #[arg(long, default_value_t = 9)]
         points_per_record: usize,
         /// Queries per measurement.

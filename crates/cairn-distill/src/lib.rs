@@ -190,8 +190,9 @@ pub struct Distiller {
     llm: Llm,
     embedder: Option<Arc<dyn Embedder>>,
     settle: Settle,
-    /// The items' points of the vector index, which sleep relates items through.
-    items_index: Option<Arc<dyn cairn_core::ports::VectorIndex>>,
+    /// The items' points of the vector index, which reconcile finds known items through and
+    /// sleep relates items through, and the item-log seq up to which it holds them.
+    items_index: Option<(Arc<dyn cairn_core::ports::VectorIndex>, i64)>,
 }
 
 impl std::fmt::Debug for Distiller {
@@ -225,12 +226,19 @@ impl Distiller {
         }
     }
 
-    /// Sleep relates items through `index` (the items' points of the service's vector
-    /// index, kept up to date from the item log): each item changed since the last night
-    /// asks it for its nearest neighbours, instead of every pair of items being compared.
+    /// Reconcile and sleep find items through `index` (the items' points of the service's
+    /// vector index, kept up to date from the item log), which holds every active item's
+    /// points as of item-log seq `through` (0: it may hold none). Reconcile compares each new
+    /// item with the nearest known items the index finds and with every item changed after
+    /// `through`, instead of with every item; each item sleep relates asks it for its nearest
+    /// neighbours, instead of every pair of items being compared.
     #[must_use]
-    pub fn with_items_index(mut self, index: Arc<dyn cairn_core::ports::VectorIndex>) -> Self {
-        self.items_index = Some(index);
+    pub fn with_items_index(
+        mut self,
+        index: Arc<dyn cairn_core::ports::VectorIndex>,
+        through: i64,
+    ) -> Self {
+        self.items_index = Some((index, through.max(0)));
         self
     }
 

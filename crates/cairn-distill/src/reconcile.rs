@@ -1,6 +1,17 @@
 //! Reconcile (DESIGN §1.3): each new item against the items already known, by the
 //! similarity of their summaries — merge from 0.93 (0.97 for episodes), one batched model
 //! decision from 0.80, new below. Nothing is overwritten: every state is an event.
+//!
+//! Which known items a new item is compared with: with the items' vector index
+//! ([`Distiller::with_items_index`], as the service runs it), the [`NEAREST`] summaries the
+//! index finds for the new item's, the items the index may not hold yet (changed in the item
+//! log after the point it was brought up to, which includes every item made earlier in the
+//! same run), and the known item of the new item's own id; the similarity is then computed
+//! exactly from the stored summary vectors, as without the index. Without an index, every
+//! active item is loaded and compared (what every window did before, whatever the store held).
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use cairn_core::{
     Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, Relation, RelationKind, VectorKind,
 };
@@ -17,6 +28,15 @@ pub const MERGE: f32 = 0.93;
 pub const MERGE_EPISODE: f32 = 0.97;
 /// Similarity from which the model decides.
 pub const DECIDE: f32 = 0.80;
+
+/// How many nearest summaries the items' index gives a new item to be compared with. The best
+/// known item of the same kind is missed only when this many items of other kinds (or of the
+/// same kind, nearer) come before it, all at a similarity that decides something (0.80).
+pub const NEAREST: usize = 16;
+
+/// Candidates the index re-scores from the full vectors for each new item: a few times
+/// [`NEAREST`], since the nearest few are all that is kept.
+const RESCORED: usize = 64;
 
 /// What became of a new item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,6 +137,24 @@ struct Known {
     summary: Option<Vec<f32>>,
 }
 
+/// The known items a reconcile compares with, gathered as it goes when the index finds them.
+#[derive(Default)]
+struct KnownSet {
+    list: Vec<Known>,
+    ids: HashSet<String>,
+}
+
+impl KnownSet {
+    fn push(&mut self, k: Known) {
+        self.ids.insert(k.item.id.as_str().to_owned());
+        self.list.push(k);
+    }
+}
+
+fn active(i: &Item) -> bool {
+    !i.archived && i.superseded_by.is_none()
+}
+
 enum Pending {
     Decide { new: usize, known: usize, sim: f32 },
 }
@@ -150,23 +188,84 @@ impl Distiller {
         Ok(summary)
     }
 
-    async fn known(&self) -> Result<Vec<Known>, DistillError> {
-        let items = self.store.items(false).await?;
-        // The summary vectors only (a fifth of what an item keeps: no cues, no body chunks).
+    /// `items` with their summary vectors (a fifth of what an item keeps: no cues, no body
+    /// chunks), added to `known`.
+    async fn add_known(&self, known: &mut KnownSet, items: Vec<Item>) -> Result<(), DistillError> {
         let mut summaries = match self.vectors_model() {
-            Some(model) => {
+            Some(model) if !items.is_empty() => {
                 let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
                 self.store.summary_vectors(&owners, &model).await?
             }
-            None => std::collections::HashMap::new(),
+            _ => std::collections::HashMap::new(),
         };
-        Ok(items
+        for item in items {
+            let summary = summaries.remove(item.id.as_str());
+            known.push(Known { item, summary });
+        }
+        Ok(())
+    }
+
+    /// What a reconcile starts from: with the index, the active items it may not hold yet
+    /// (the rest are found through it); without one, every active item.
+    async fn known(&self) -> Result<KnownSet, DistillError> {
+        let items = match &self.items_index {
+            Some((_, through)) => self
+                .store
+                .items_changed_since(*through)
+                .await?
+                .into_iter()
+                .map(|(_, i)| i)
+                .filter(active)
+                .collect(),
+            None => self.store.items(false).await?,
+        };
+        let mut known = KnownSet::default();
+        self.add_known(&mut known, items).await?;
+        Ok(known)
+    }
+
+    /// Adds to `known` the active items the index finds nearest to `vector` (the new item's
+    /// summary) and the known item of the new item's own `id`.
+    async fn gather(
+        &self,
+        index: Arc<dyn cairn_core::ports::VectorIndex>,
+        vector: &[f32],
+        id: &ItemId,
+        known: &mut KnownSet,
+    ) -> Result<(), DistillError> {
+        let v = vector.to_vec();
+        let hits = tokio::task::spawn_blocking(move || {
+            index.search_rescoring(
+                VectorKind::Summary,
+                &v,
+                &cairn_core::ports::VectorFilter::default(),
+                NEAREST,
+                RESCORED,
+            )
+        })
+        .await
+        .map_err(|e| DistillError::Index(e.to_string()))?
+        .map_err(|e| DistillError::Index(e.message))?;
+        let mut wanted: Vec<ItemId> = Vec::new();
+        for owner in hits
             .into_iter()
-            .map(|item| {
-                let summary = summaries.remove(item.id.as_str());
-                Known { item, summary }
-            })
-            .collect())
+            .map(|h| h.owner)
+            .chain(std::iter::once(id.as_str().to_owned()))
+        {
+            if !known.ids.contains(&owner) && !wanted.iter().any(|w| w.as_str() == owner) {
+                wanted.push(ItemId::new(owner));
+            }
+        }
+        let mut found = Vec::with_capacity(wanted.len());
+        for id in &wanted {
+            // The index may still hold an item merged away or archived since.
+            if let Some(item) = self.store.item(id).await?
+                && active(&item)
+            {
+                found.push(item);
+            }
+        }
+        self.add_known(known, found).await
     }
 
     async fn event(
@@ -308,6 +407,11 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
     let mut known = d.known().await?;
     let summaries: Vec<&str> = new.iter().map(|i| i.summary.as_str()).collect();
     let new_vectors = d.embed(&summaries)?;
+    // Without vectors the index cannot be asked: every active item is compared by title.
+    if d.items_index.is_some() && new_vectors.is_none() {
+        known = KnownSet::default();
+        d.add_known(&mut known, d.store.items(false).await?).await?;
+    }
     let mut actions: Vec<Option<Action>> = vec![None; new.len()];
     let mut pending: Vec<Pending> = Vec::new();
     let mut items = new;
@@ -316,8 +420,12 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
         let first = item.sources.first().map_or("", |s| s.as_str()).to_owned();
         item.id = ItemId::derive(&kind, &first, &normal_title(&item.title));
         let vector = new_vectors.as_ref().and_then(|v| v.get(idx));
+        if let (Some((index, _)), Some(v)) = (&d.items_index, vector) {
+            d.gather(index.clone(), v, &item.id, &mut known).await?;
+        }
         // The nearest known item of the same kind.
         let best = known
+            .list
             .iter()
             .enumerate()
             .filter(|(_, k)| k.item.kind == item.kind)
@@ -342,23 +450,28 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
         match best {
             Some((ki, sim))
                 if sim >= merge_at
-                    && !numbers_differ(&known[ki].item, item)
-                    && guarded(&known[ki].item, item) =>
+                    && !numbers_differ(&known.list[ki].item, item)
+                    && guarded(&known.list[ki].item, item) =>
             {
                 // Outside text saying the same as the user or the agent: kept beside it,
                 // never written into it.
                 d.create(item).await?;
-                d.relate(&item.id, &known[ki].item.id, RelationKind::Related, sim)
-                    .await?;
+                d.relate(
+                    &item.id,
+                    &known.list[ki].item.id,
+                    RelationKind::Related,
+                    sim,
+                )
+                .await?;
                 actions[idx] = Some(Action::Related {
                     item: Box::new(item.clone()),
-                    to: known[ki].item.id.clone(),
+                    to: known.list[ki].item.id.clone(),
                     similarity: sim,
                 });
             }
-            Some((ki, sim)) if sim >= merge_at && !numbers_differ(&known[ki].item, item) => {
-                let merged = merge(&known[ki].item, item);
-                if merged == known[ki].item {
+            Some((ki, sim)) if sim >= merge_at && !numbers_differ(&known.list[ki].item, item) => {
+                let merged = merge(&known.list[ki].item, item);
+                if merged == known.list[ki].item {
                     // Found again with nothing new (a rebuild): no event, nothing to embed.
                     actions[idx] = Some(Action::Merged {
                         item: Box::new(merged),
@@ -373,7 +486,7 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
                 )
                 .await?;
                 d.store_vectors(&merged).await?;
-                known[ki].item = merged.clone();
+                known.list[ki].item = merged.clone();
                 actions[idx] = Some(Action::Merged {
                     item: Box::new(merged),
                     similarity: sim,
@@ -401,12 +514,12 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
     if !pending.is_empty() {
         let pairs: Vec<(&Item, &Item)> = pending
             .iter()
-            .map(|Pending::Decide { new, known: k, .. }| (&known[*k].item, &items[*new]))
+            .map(|Pending::Decide { new, known: k, .. }| (&known.list[*k].item, &items[*new]))
             .collect();
         let decisions = d.decide(&pairs).await;
         for (Pending::Decide { new, known: k, sim }, decision) in pending.iter().zip(decisions) {
             let item = items[*new].clone();
-            let old = known[*k].item.clone();
+            let old = known.list[*k].item.clone();
             let differ = numbers_differ(&old, &item);
             let decision = match decision.as_str() {
                 "same" if differ => "related",
@@ -424,7 +537,7 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
                     )
                     .await?;
                     d.store_vectors(&merged).await?;
-                    known[*k].item = merged.clone();
+                    known.list[*k].item = merged.clone();
                     Action::Merged {
                         item: Box::new(merged),
                         similarity: *sim,
@@ -452,7 +565,7 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
                         d.relate(&item.id, &old.id, RelationKind::Contradicts, *sim)
                             .await?;
                     }
-                    known[*k].item = replaced;
+                    known.list[*k].item = replaced;
                     Action::Superseded {
                         item: Box::new(item),
                         replaced: old.id,

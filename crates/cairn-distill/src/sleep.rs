@@ -312,7 +312,7 @@ impl Distiller {
             return Ok(0);
         };
         let model = cairn_index::unit::vectors_id(e.model_id());
-        if let Some(index) = &self.items_index
+        if let Some((index, _)) = &self.items_index
             && let Some(related) = self
                 .relate_through_index(index.clone(), &model, active, report)
                 .await?

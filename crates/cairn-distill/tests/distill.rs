@@ -8,8 +8,10 @@
 mod common;
 
 use common::{Scripted, embedder, policy, recorded};
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
 use cairn_core::{
     Chunk, ItemEventKind, ItemKind, NewRecord, Outcome, RecordId, Timestamp, VectorKind,
 };
@@ -379,6 +381,131 @@ async fn reconcile_merges_the_same_never_merges_other_numbers_and_clear_removes_
             .is_empty()
     );
     assert!(store.pending_sessions().await.unwrap().is_empty());
+}
+
+/// The items' summary vectors as the service's index holds them: points of kind `item`.
+fn index_of(
+    items: &[cairn_core::Item],
+    vectors: &HashMap<String, Vec<f32>>,
+) -> Arc<dyn VectorIndex> {
+    let index: Arc<dyn VectorIndex> = Arc::new(cairn_vectors::MemoryIndex::new());
+    index.ensure(embedder().dim()).unwrap();
+    let points: Vec<VectorPoint> = items
+        .iter()
+        .filter_map(|it| {
+            Some(VectorPoint {
+                owner: it.id.as_str().to_owned(),
+                vector_kind: VectorKind::Summary,
+                ord: 0,
+                vector: vectors.get(it.id.as_str())?.clone(),
+                payload: PointPayload {
+                    project: it.project.clone(),
+                    framework: Some("item".into()),
+                    kind: Some("item".into()),
+                    session: Some(it.id.as_str().to_owned()),
+                    timestamp_ms: 0,
+                },
+            })
+        })
+        .collect();
+    index.upsert(&points).unwrap();
+    index
+}
+
+/// The first conversation distilled, then the second with the distiller `second` makes from
+/// the store after the first: the second run's report and the WAL decision the first made.
+async fn distil_twice(
+    second: impl AsyncFnOnce(&Store) -> Distiller,
+) -> (
+    tempfile::TempDir,
+    Store,
+    cairn_distill::RunReport,
+    cairn_core::Item,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+    seed_first(&store).await;
+    distiller(&store, 50)
+        .await
+        .run(at("2026-03-02T11:00:00Z"), &|_, _| {})
+        .await
+        .unwrap();
+    let wal = store
+        .items(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|i| i.title.contains("WAL"))
+        .unwrap();
+    store
+        .append_records(&[
+            record("s-2", 1, "2026-04-10T14:00:00Z", Outcome::Success,
+                   "Move relay to port 7421\nassistant: Done: config/relay.toml now says port = 7421."),
+            record("s-2", 2, "2026-04-10T14:05:00Z", Outcome::Success,
+                   "Checkpoints stall the relay queue\nassistant: Kept WAL and set busy_timeout to 5000 ms."),
+        ])
+        .await
+        .unwrap();
+    let d = second(&store).await;
+    let report = d.run(at("2026-04-11T09:00:00Z"), &|_, _| {}).await.unwrap();
+    (dir, store, report, wal)
+}
+
+fn merged_into(report: &cairn_distill::RunReport) -> Option<cairn_core::ItemId> {
+    report.details[0].kept.iter().find_map(|a| match a {
+        Action::Merged { item, .. } => Some(item.id.clone()),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn reconcile_finds_known_items_through_the_index_and_the_log_after_it() {
+    let model = cairn_index::unit::vectors_id(embedder().model_id());
+    let summaries = async |store: &Store| {
+        let items = store.items(false).await.unwrap();
+        let owners: Vec<String> = items.iter().map(|i| i.id.as_str().to_owned()).collect();
+        let vectors = store.summary_vectors(&owners, &model).await.unwrap();
+        (items, vectors)
+    };
+
+    // The index holds every item up to the log's end: the WAL decision is found through it.
+    let (_d1, _s1, report, wal) = distil_twice(async |store: &Store| {
+        let (items, vectors) = summaries(store).await;
+        let through = store.item_log_stamp().await.unwrap().0;
+        distiller(store, 50)
+            .await
+            .with_items_index(index_of(&items, &vectors), through)
+    })
+    .await;
+    assert_eq!(merged_into(&report), Some(wal.id.clone()), "{report:#?}");
+
+    // The index holds nothing yet (0): every item is read from the log after it, as before.
+    let (_d2, _s2, report, wal) = distil_twice(async |store: &Store| {
+        distiller(store, 50)
+            .await
+            .with_items_index(index_of(&[], &HashMap::new()), 0)
+    })
+    .await;
+    assert_eq!(merged_into(&report), Some(wal.id.clone()), "{report:#?}");
+
+    // An index said to hold every item but holding none: nothing is compared, so the same
+    // decision is stored as new. Reconcile asked the index, not every item in the store.
+    let (_d3, store, report, _) = distil_twice(async |store: &Store| {
+        let through = store.item_log_stamp().await.unwrap().0;
+        distiller(store, 50)
+            .await
+            .with_items_index(index_of(&[], &HashMap::new()), through)
+    })
+    .await;
+    assert_eq!(merged_into(&report), None, "{report:#?}");
+    let wal_items = store
+        .items(false)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.title.contains("WAL"))
+        .count();
+    assert_eq!(wal_items, 2);
 }
 
 #[tokio::test]

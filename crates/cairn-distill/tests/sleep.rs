@@ -283,7 +283,7 @@ async fn through_the_index_the_same_pairs_are_related_and_later_nights_ask_only_
     let items = relay_items();
     let vectors = seed(&store, &e, &items).await;
     let index = items_index(&items, &vectors);
-    let d = distiller(&store, provider(), 0).with_items_index(index.clone());
+    let d = distiller(&store, provider(), 0).with_items_index(index.clone(), 0);
     let first = d.sleep(chrono::Utc::now()).await.unwrap();
     assert_eq!(
         (first.active, first.with_vectors),

@@ -411,6 +411,7 @@ pub async fn locomo(
                         keep: None,
                         store: Some(memory.store.clone()),
                         before: None,
+                        kinds: cairn_recall::CHUNKS,
                     }],
                     embedder: models.embedder.clone(),
                     reranker: models.reranker.clone(),

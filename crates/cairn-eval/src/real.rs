@@ -556,6 +556,7 @@ async fn measure(
                         keep: Some(keep.clone()),
                         store: Some(store.clone()),
                         before: Some(at),
+                        kinds: cairn_recall::CHUNKS,
                     }],
                     embedder: models.embedder.clone(),
                     reranker: models.reranker.clone(),

@@ -30,6 +30,7 @@ pub mod when;
 
 pub use fuse::Fusion;
 pub use retriever::{
-    Corpus, Error, Hit, KeepFn, Query, RERANK_TOP, Retriever, SearchMode, SearchNotes, Stages,
+    ALL_KINDS, CHUNKS, Corpus, Error, Hit, KeepFn, Query, RERANK_TOP, Retriever, SearchMode,
+    SearchNotes, Stages,
 };
 pub use tuning::Tuning;

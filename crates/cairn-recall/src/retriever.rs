@@ -87,7 +87,19 @@ pub struct Corpus {
     /// searches themselves (not after them, which would spend their pools on what cannot be
     /// shown): a turn replayed at its moment sees what the store held then.
     pub before: Option<Timestamp>,
+    /// The kinds of vector its documents have, and so the only kinds searched: a record's
+    /// (and a note's) are its chunks ([`CHUNKS`]); an item's its summary, cues and chunks
+    /// ([`ALL_KINDS`]). Searching a kind the corpus has none of is a pass over that kind's
+    /// graph for nothing: over another corpus's points, filtered out, in a shared index.
+    pub kinds: &'static [VectorKind],
 }
+
+/// What a captured record or a note is embedded as: its body's chunks. Records have no summary
+/// key and no cues (those are an item's).
+pub const CHUNKS: &[VectorKind] = &[VectorKind::Chunk];
+
+/// Every kind of vector: what an item is embedded as.
+pub const ALL_KINDS: &[VectorKind] = &[VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue];
 
 impl Corpus {
     /// A corpus held in memory rather than in the store (the items, the notes): its hits are
@@ -97,6 +109,7 @@ impl Corpus {
     pub fn held(
         text: Arc<TextIndex>,
         vectors: Option<Arc<dyn VectorIndex>>,
+        kinds: &'static [VectorKind],
         project: Option<String>,
     ) -> Self {
         let keep =
@@ -107,6 +120,7 @@ impl Corpus {
             keep: Some(Arc::new(keep)),
             store: None,
             before: None,
+            kinds,
         }
     }
 }
@@ -751,8 +765,9 @@ impl Retriever {
                 // One kind after the other. Side by side on threads of their own they were
                 // no steadily faster on two cores and held three searches' mapped pages at
                 // once: a peak of 402–456 MiB against 292–295 under `cairn bench search`'s
-                // load, over the 300 MiB bar (docs/figures/search.md).
-                for kind in [VectorKind::Chunk, VectorKind::Summary, VectorKind::Cue] {
+                // load, over the 300 MiB bar (docs/figures/search.md). Only the kinds this
+                // corpus's documents have.
+                for &kind in corpus.kinds {
                     let clock = Instant::now();
                     let kind_hits = vectors
                         .search_rescoring(kind, qv, &filter, pool, t.candidates)

@@ -102,6 +102,7 @@ fn records(m: &Memory) -> Corpus {
         keep: None,
         store: Some(m.store.clone()),
         before: None,
+        kinds: cairn_recall::CHUNKS,
     }
 }
 
@@ -258,6 +259,127 @@ async fn a_dense_only_hit_gets_its_best_chunk_from_the_store() {
     assert_eq!(r.seen(), vec![MATCHED.to_owned()]);
 }
 
+/// A vector index that remembers which kinds of vector it was asked to search.
+struct Asked {
+    inner: cairn_vectors::MemoryIndex,
+    kinds: Mutex<Vec<VectorKind>>,
+}
+
+impl VectorIndex for Asked {
+    fn backend(&self) -> &str {
+        self.inner.backend()
+    }
+    fn ensure(&self, dim: usize) -> Result<(), BackendError> {
+        self.inner.ensure(dim)
+    }
+    fn upsert(&self, points: &[VectorPoint]) -> Result<(), BackendError> {
+        self.inner.upsert(points)
+    }
+    fn delete_owner(&self, owner: &str) -> Result<(), BackendError> {
+        self.inner.delete_owner(owner)
+    }
+    fn search(
+        &self,
+        kind: VectorKind,
+        vector: &[f32],
+        filter: &cairn_core::ports::VectorFilter,
+        limit: usize,
+        exact: bool,
+    ) -> Result<Vec<cairn_core::ports::VectorHit>, BackendError> {
+        self.kinds.lock().unwrap().push(kind);
+        self.inner.search(kind, vector, filter, limit, exact)
+    }
+    fn count(&self) -> Result<u64, BackendError> {
+        self.inner.count()
+    }
+    fn count_where(&self, filter: &cairn_core::ports::VectorFilter) -> Result<u64, BackendError> {
+        self.inner.count_where(filter)
+    }
+    fn clear(&self) -> Result<(), BackendError> {
+        self.inner.clear()
+    }
+    fn flush(&self) -> Result<(), BackendError> {
+        self.inner.flush()
+    }
+}
+
+#[tokio::test]
+async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
+    // Records are embedded as chunks only; an item as its summary, cues and chunks. A record
+    // search that also walked the summary and cue graphs would pay for two searches that can
+    // find none of its documents.
+    let m = remember(&[turn("r_1", "s1", 0, &["deploy the cache before lunch"])]).await;
+    let point = |owner: &str, kind, text: &str| VectorPoint {
+        owner: owner.into(),
+        vector_kind: kind,
+        ord: 0,
+        vector: Words.embed(&[text]).unwrap().remove(0),
+        payload: Default::default(),
+    };
+    let record_vectors = Arc::new(Asked {
+        inner: cairn_vectors::MemoryIndex::new(),
+        kinds: Mutex::new(Vec::new()),
+    });
+    record_vectors.ensure(Words.dim()).unwrap();
+    record_vectors
+        .upsert(&[point("r_1", VectorKind::Chunk, "deploy cache")])
+        .unwrap();
+    let item_vectors = Arc::new(Asked {
+        inner: cairn_vectors::MemoryIndex::new(),
+        kinds: Mutex::new(Vec::new()),
+    });
+    item_vectors.ensure(Words.dim()).unwrap();
+    item_vectors
+        .upsert(&[point("i_1", VectorKind::Cue, "stale cache deploy")])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let items_store = Store::open(&dir.path().join("i.db")).await.unwrap();
+    items_store
+        .append_records(&[record(&turn(
+            "i_1",
+            "items",
+            0,
+            &["when a cache goes stale"],
+        ))])
+        .await
+        .unwrap();
+    let items_text = Arc::new(TextIndex::in_memory().unwrap());
+    items_text.sync(&items_store).await.unwrap();
+    let corpora = vec![
+        Corpus {
+            vectors: Some(record_vectors.clone() as Arc<dyn VectorIndex>),
+            ..records(&m)
+        },
+        Corpus::held(
+            items_text,
+            Some(item_vectors.clone() as Arc<dyn VectorIndex>),
+            cairn_recall::ALL_KINDS,
+            None,
+        ),
+    ];
+    let (hits, _) = Retriever {
+        embedder: Some(Arc::new(Words)),
+        ..retriever(corpora, None)
+    }
+    .search(&query("stale cache deploy", SearchMode::Dense, false))
+    .await
+    .unwrap();
+    assert_eq!(*record_vectors.kinds.lock().unwrap(), [VectorKind::Chunk]);
+    let mut asked = item_vectors.kinds.lock().unwrap().clone();
+    asked.sort_by_key(|k| k.as_str());
+    assert_eq!(
+        asked,
+        [VectorKind::Chunk, VectorKind::Cue, VectorKind::Summary]
+    );
+    // The item is found by its cue, the record by its chunk.
+    let mut found: Vec<(usize, String)> = hits
+        .iter()
+        .map(|h| (h.corpus, h.hit.record_id.clone()))
+        .collect();
+    found.sort();
+    assert_eq!(found, [(0, "r_1".to_owned()), (1, "i_1".to_owned())]);
+}
+
 #[tokio::test]
 async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
     let m = remember(&[
@@ -295,6 +417,7 @@ async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
             keep: Some(Arc::new(|_: &TextHit| true)),
             store: None,
             before: None,
+            kinds: cairn_recall::CHUNKS,
         },
     ];
     let q = query("kestrel", SearchMode::Bm25, true);

@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
         "note_outcomes",
         include_str!("../migrations/0011_note_outcomes.sql"),
     ),
+    (
+        12,
+        "vectors_owner",
+        include_str!("../migrations/0012_vectors_owner.sql"),
+    ),
 ];
 
 /// The schema version this build writes.

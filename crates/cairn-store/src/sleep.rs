@@ -6,11 +6,10 @@
 use std::collections::{HashMap, HashSet};
 
 use cairn_core::{ItemId, Relation, Timestamp, VectorKind};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use sea_orm::{TransactionTrait, Value};
 use serde::{Deserialize, Serialize};
 
-use crate::entity::vectors;
 use crate::error::corrupt;
 use crate::store::{now_text, parse_ts, ts_text};
 use crate::{Error, Result, Store};
@@ -131,11 +130,7 @@ impl Store {
     ) -> Result<HashMap<String, Vec<f32>>> {
         let mut out = HashMap::with_capacity(owners.len());
         for part in owners.chunks(400) {
-            let rows = vectors::Entity::find()
-                .filter(vectors::Column::OwnerId.is_in(part.iter().cloned()))
-                .filter(vectors::Column::Model.eq(model))
-                .filter(vectors::Column::Kind.eq(VectorKind::Summary.as_str()))
-                .order_by_asc(vectors::Column::Id)
+            let rows = crate::store::owners_vectors(part, model, Some(VectorKind::Summary))
                 .all(self.conn())
                 .await?;
             for r in rows {

@@ -216,6 +216,26 @@ pub(crate) async fn insert_item_event<C: ConnectionTrait>(
 }
 
 /// The current state of an item (its latest event), read through `conn`.
+/// The vectors `model` made for `owners` (of `kind` when given), by owner, kind and
+/// position: every read of owners' vectors. It seeks the owner's index (schema 12); ordered by
+/// row id instead, SQLite would walk every vector of the model through the model's index.
+pub(crate) fn owners_vectors(
+    owners: &[String],
+    model: &str,
+    kind: Option<cairn_core::VectorKind>,
+) -> sea_orm::Select<vectors::Entity> {
+    let q = vectors::Entity::find()
+        .filter(vectors::Column::OwnerId.is_in(owners.iter().cloned()))
+        .filter(vectors::Column::Model.eq(model));
+    match kind {
+        Some(k) => q.filter(vectors::Column::Kind.eq(k.as_str())),
+        None => q,
+    }
+    .order_by_asc(vectors::Column::OwnerId)
+    .order_by_asc(vectors::Column::Kind)
+    .order_by_asc(vectors::Column::Ord)
+}
+
 pub(crate) async fn latest_item_state<C: ConnectionTrait>(
     conn: &C,
     id: &ItemId,
@@ -733,8 +753,8 @@ impl Store {
         self.vectors_of_many(&[owner.to_owned()], model).await
     }
 
-    /// The vectors of several owners made by one model (any kind), in the order they were
-    /// stored: for scoring records the index did not return (a candidate's neighbours).
+    /// The vectors of several owners made by one model (any kind), by owner, kind and
+    /// position: for scoring records the index did not return (a candidate's neighbours).
     pub async fn vectors_of_many(
         &self,
         owners: &[String],
@@ -742,12 +762,7 @@ impl Store {
     ) -> Result<Vec<StoredVector>> {
         let mut out = Vec::new();
         for part in owners.chunks(400) {
-            let rows = vectors::Entity::find()
-                .filter(vectors::Column::OwnerId.is_in(part.iter().cloned()))
-                .filter(vectors::Column::Model.eq(model))
-                .order_by_asc(vectors::Column::Id)
-                .all(&self.db)
-                .await?;
+            let rows = owners_vectors(part, model, None).all(&self.db).await?;
             for r in rows {
                 out.push(vector_from_model(r)?);
             }
@@ -1435,6 +1450,36 @@ fn off_periods(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn reads_of_owners_vectors_seek_the_owners_index() {
+        use sea_orm::QueryTrait;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
+        let owners = vec!["r_1".to_owned(), "r_2".to_owned()];
+        for kind in [None, Some(cairn_core::VectorKind::Summary)] {
+            let sql = owners_vectors(&owners, "m", kind)
+                .build(sea_orm::DbBackend::Sqlite)
+                .to_string();
+            let plan: Vec<String> = store
+                .db
+                .query_all(Statement::from_string(
+                    sea_orm::DbBackend::Sqlite,
+                    format!("EXPLAIN QUERY PLAN {sql}"),
+                ))
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.try_get::<String>("", "detail").unwrap())
+                .collect();
+            let plan = plan.join("; ");
+            assert!(
+                plan.contains("vectors_owner") || plan.contains("sqlite_autoindex_vectors_1"),
+                "an owner read must seek the owner: {plan}"
+            );
+            assert!(!plan.contains("vectors_model"), "{plan}");
+        }
+    }
 
     fn t(min: i64) -> Timestamp {
         chrono::DateTime::from_timestamp(1_780_000_000 + min * 60, 0).unwrap_or_default()

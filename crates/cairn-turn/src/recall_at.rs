@@ -78,6 +78,7 @@ impl Memory {
             keep: Some(keep_record),
             store: Some(self.store.clone()),
             before: at,
+            kinds: cairn_recall::CHUNKS,
         }];
         let times = match at {
             Some(_) => Some(self.item_times().await?),

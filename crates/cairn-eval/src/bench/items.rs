@@ -11,11 +11,16 @@
 //! - takes one item changed (a new event) into both sides at the next search;
 //! - restarts, and answers its first item search from the indexes kept on disk;
 //! - sleeps: relates each item to its nearest neighbours, re-scores, archives; then, after
-//!   one item changed, sleeps again (that item alone asks the index for its neighbours).
+//!   one item changed, sleeps again (that item alone asks the index for its neighbours);
+//! - distils windows of six requests, each answered with five items (the answers are this
+//!   benchmark's own, written in the shape a model returns, not a model's output): the rules,
+//!   reconcile against the 20,000 known items through the items' index, the new items'
+//!   vectors embedded (real model) and stored.
 //!
 //! Beside it, in the same run, the way items were searched before they shared the index: an
 //! exact in-memory index (keywords and vectors) of every item, built again whenever the item
-//! log changed. The queries are random words of the synthetic vocabulary; their embedding is
+//! log changed; sleep relating every pair; and windows distilled by a distiller without the
+//! index, which loads and compares every known item for each window. The queries are random words of the synthetic vocabulary; their embedding is
 //! real, so latencies include it.
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -87,6 +92,122 @@ pub struct Figures {
     brute_relate_ms: u64,
     /// Before: an exact in-memory index of every item built again after a change.
     rebuild_in_memory_ms: f64,
+    /// Windows distilled on each side.
+    distil_windows: u64,
+    /// Distilling one window as the service does (reconcile through the items' index).
+    distil_p50_ms: f64,
+    distil_p95_ms: f64,
+    /// Before: distilling one window with every known item loaded and compared.
+    distil_all_p50_ms: f64,
+    distil_all_p95_ms: f64,
+}
+
+/// Windows distilled on each side.
+const DISTIL_WINDOWS: usize = 8;
+
+/// Answers every request to distil a window with five items made of the window's own words,
+/// in the shape a model's answer has: this benchmark's own answers, not a model's output.
+struct WrittenAnswers;
+
+impl cairn_llm::Provider for WrittenAnswers {
+    fn name(&self) -> &str {
+        "bench"
+    }
+
+    fn model(&self) -> &str {
+        "answers written by the benchmark"
+    }
+
+    fn complete(
+        &self,
+        request: &cairn_llm::Request,
+        _deadline: Instant,
+    ) -> Result<cairn_llm::Reply, cairn_llm::ProviderError> {
+        // The window's words, in order; each item takes its own run of them.
+        let words: Vec<&str> = request
+            .prompt
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| w.len() > 3)
+            .collect();
+        let kinds = ["fact", "decision", "procedure", "pitfall", "architecture"];
+        let items: Vec<serde_json::Value> = (0..5)
+            .map(|k| {
+                let at = |n: usize| words.get((k * 37 + n) % words.len().max(1)).copied();
+                let run = |from: usize, len: usize| -> String {
+                    (from..from + len)
+                        .filter_map(at)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                serde_json::json!({
+                    "kind": kinds[k],
+                    "title": run(0, 5),
+                    "summary": run(0, 14),
+                    "body": run(0, 60),
+                    "cues": [run(3, 6), run(9, 6), run(15, 6), run(21, 6)],
+                    "concepts": [run(1, 1), run(4, 1), run(7, 1)],
+                    "importance": 3,
+                    "certainty": "stated",
+                    "sources": [k % 6 + 1],
+                    "stated_by": "user",
+                })
+            })
+            .collect();
+        Ok(cairn_llm::Reply {
+            text: serde_json::json!({ "items": items }).to_string(),
+            model: self.model().to_owned(),
+            usage: cairn_llm::Usage::default(),
+            cost_usd: None,
+        })
+    }
+}
+
+/// The first six requests of each of `n` sessions of the synthetic home, from session `from`.
+async fn windows(
+    store: &Store,
+    projects: &[(String, String)],
+    from: usize,
+    n: usize,
+) -> anyhow::Result<Vec<cairn_distill::Window>> {
+    let mut out = Vec::with_capacity(n);
+    for s in from..from + n {
+        // Record i is in project i % PROJECTS and session i / 100 of it (`synthetic_record`).
+        let session = format!("{}-{}", projects[s % PROJECTS].1, s + 1);
+        let mut records = store.session_records("bench", &session).await?;
+        anyhow::ensure!(
+            records.len() >= 6,
+            "the synthetic home has no session {session} of six requests: give more --records"
+        );
+        records.truncate(6);
+        out.push(cairn_distill::Window {
+            framework: "bench".into(),
+            session_id: session,
+            records,
+        });
+    }
+    Ok(out)
+}
+
+/// Distils each window with `d`: the milliseconds each took, and the items kept.
+async fn distil_all(
+    d: &cairn_distill::Distiller,
+    windows: &[cairn_distill::Window],
+) -> anyhow::Result<(Vec<f64>, usize)> {
+    let mut took = Vec::with_capacity(windows.len());
+    let mut kept = 0;
+    for w in windows {
+        let t = Instant::now();
+        let report = d.distil(w).await?;
+        took.push(ms(t.elapsed()));
+        anyhow::ensure!(
+            report.invalid.is_none(),
+            "the benchmark's answer was not read: {:?}",
+            report.invalid
+        );
+        kept += report.kept.len();
+    }
+    took.sort_by(f64::total_cmp);
+    Ok((took, kept))
 }
 
 /// An item of the synthetic home: words of the synthetic vocabulary, said on some day of the
@@ -436,6 +557,52 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         .run_sleep()
         .await
         .map_err(|e| anyhow::anyhow!("sleep failed: {e}"))?;
+    say("distilling windows, through the items' index and comparing every item…");
+    // In a block: a distiller holds the vector index open, which the restart below reopens.
+    let (distil_index, distil_every) = {
+        let through_index = service
+            .distiller_calling(std::sync::Arc::new(WrittenAnswers))
+            .await;
+        let (distil_index, kept_index) = distil_all(
+            &through_index,
+            &windows(service.store(), &projects, 10, DISTIL_WINDOWS).await?,
+        )
+        .await?;
+        let every_item = cairn_distill::Distiller::new(
+            service.store().clone(),
+            cairn_llm::Llm::new(
+                std::sync::Arc::new(WrittenAnswers),
+                service.store().clone(),
+                cairn_llm::Policy {
+                    timeout: std::time::Duration::from_secs(60),
+                    retries: 0,
+                    backoff: std::time::Duration::from_millis(1),
+                    budget: cairn_llm::Budget {
+                        calls: u32::MAX,
+                        usd: f64::MAX,
+                    },
+                },
+            ),
+            cairn_api::models_for_eval(&paths, &settings).await.0,
+            cairn_distill::Settle::default(),
+        );
+        let (distil_every, kept_every) = distil_all(
+            &every_item,
+            &windows(
+                service.store(),
+                &projects,
+                10 + DISTIL_WINDOWS,
+                DISTIL_WINDOWS,
+            )
+            .await?,
+        )
+        .await?;
+        anyhow::ensure!(
+            kept_index > 0 && kept_every > 0,
+            "the distilled windows kept no item ({kept_index} and {kept_every}): nothing was reconciled"
+        );
+        (distil_index, distil_every)
+    };
     drop(service);
     say("relating every pair, as sleep did before the index…");
     let brute_relate_ms = brute_relate(&paths, &settings).await?;
@@ -472,6 +639,11 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         sleep_second_asked: second.with_vectors as u64,
         brute_relate_ms,
         rebuild_in_memory_ms,
+        distil_windows: DISTIL_WINDOWS as u64,
+        distil_p50_ms: pct(&distil_index, 0.5),
+        distil_p95_ms: pct(&distil_index, 0.95),
+        distil_all_p50_ms: pct(&distil_every, 0.5),
+        distil_all_p95_ms: pct(&distil_every, 0.95),
     };
     if args.json {
         println!("{}", serde_json::to_string(&figures)?);
@@ -541,6 +713,18 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
                 f.sleep_second_relate_ms,
                 f.sleep_second_asked,
                 f.brute_relate_ms
+            ),
+        ),
+        (
+            "a distil a window",
+            format!(
+                "{:.0} / {:.0} ms per window of six requests, five items proposed ({} windows; \
+                 before, every known item loaded and compared: {:.0} / {:.0} ms)",
+                f.distil_p50_ms,
+                f.distil_p95_ms,
+                f.distil_windows,
+                f.distil_all_p50_ms,
+                f.distil_all_p95_ms
             ),
         ),
     ]);
