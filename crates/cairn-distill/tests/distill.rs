@@ -7,11 +7,11 @@
 
 mod common;
 
-use common::{Scripted, embedder, policy, recorded};
+use common::{Scripted, add_points, embedder, policy, recorded};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
+use cairn_core::ports::VectorIndex;
 use cairn_core::{
     Chunk, ItemEventKind, ItemKind, NewRecord, Outcome, RecordId, Timestamp, VectorKind,
 };
@@ -309,24 +309,8 @@ async fn count_events(store: &Store) -> usize {
 
 #[tokio::test]
 async fn reconcile_merges_the_same_never_merges_other_numbers_and_clear_removes_every_item() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("cairn.db")).await.unwrap();
-    seed_first(&store).await;
-    let d = distiller(&store, 50).await;
-    d.run(at("2026-03-02T11:00:00Z"), &|_, _| {}).await.unwrap();
-    let wal = store.items(false).await.unwrap()[1].clone();
-
     // A later conversation says the port changed and repeats the WAL decision with more.
-    store
-        .append_records(&[
-            record("s-2", 1, "2026-04-10T14:00:00Z", Outcome::Success,
-                   "Move relay to port 7421\nassistant: Done: config/relay.toml now says port = 7421."),
-            record("s-2", 2, "2026-04-10T14:05:00Z", Outcome::Success,
-                   "Checkpoints stall the relay queue\nassistant: Kept WAL and set busy_timeout to 5000 ms."),
-        ])
-        .await
-        .unwrap();
-    let report = d.run(at("2026-04-11T09:00:00Z"), &|_, _| {}).await.unwrap();
+    let (_dir, store, report, wal) = distil_twice(async |s: &Store| distiller(s, 50).await).await;
     assert_eq!(report.windows, 1);
     let actions = &report.details[0].kept;
     // The same decision again: merged into the known item, which keeps every fact of both.
@@ -390,30 +374,17 @@ fn index_of(
 ) -> Arc<dyn VectorIndex> {
     let index: Arc<dyn VectorIndex> = Arc::new(cairn_vectors::MemoryIndex::new());
     index.ensure(embedder().dim()).unwrap();
-    let points: Vec<VectorPoint> = items
+    let (held, of): (Vec<cairn_core::Item>, Vec<Vec<f32>>) = items
         .iter()
-        .filter_map(|it| {
-            Some(VectorPoint {
-                owner: it.id.as_str().to_owned(),
-                vector_kind: VectorKind::Summary,
-                ord: 0,
-                vector: vectors.get(it.id.as_str())?.clone(),
-                payload: PointPayload {
-                    project: it.project.clone(),
-                    framework: Some("item".into()),
-                    kind: Some("item".into()),
-                    session: Some(it.id.as_str().to_owned()),
-                    timestamp_ms: 0,
-                },
-            })
-        })
-        .collect();
-    index.upsert(&points).unwrap();
+        .filter_map(|it| Some((it.clone(), vectors.get(it.id.as_str())?.clone())))
+        .unzip();
+    add_points(&index, &held, &of);
     index
 }
 
-/// The first conversation distilled, then the second with the distiller `second` makes from
-/// the store after the first: the second run's report and the WAL decision the first made.
+/// The first conversation distilled, then a later one (the port changed, the WAL decision
+/// repeated with more) with the distiller `second` makes from the store after the first: the
+/// second run's report and the WAL decision the first made.
 async fn distil_twice(
     second: impl AsyncFnOnce(&Store) -> Distiller,
 ) -> (

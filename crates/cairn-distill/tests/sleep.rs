@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{Scripted, embedder, policy, recorded};
+use common::{Scripted, add_points, embedder, items_index, policy, recorded};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
+use cairn_core::ports::Embedder;
 use cairn_core::{
     Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent, RelationKind, Timestamp,
     VectorKind,
@@ -245,35 +245,6 @@ async fn neighbours_from_0_80_are_related_and_far_ones_are_not() {
     // Idempotent: a second night adds no edge.
     let again = d.sleep(chrono::Utc::now()).await.unwrap();
     assert_eq!(again.related, 0);
-}
-
-/// The items' summary points as the service's vector index holds them.
-fn items_index(items: &[Item], vectors: &[Vec<f32>]) -> Arc<dyn VectorIndex> {
-    let index: Arc<dyn VectorIndex> = Arc::new(cairn_vectors::MemoryIndex::new());
-    index.ensure(vectors[0].len()).unwrap();
-    add_points(&index, items, vectors);
-    index
-}
-
-fn add_points(index: &Arc<dyn VectorIndex>, items: &[Item], vectors: &[Vec<f32>]) {
-    let points: Vec<VectorPoint> = items
-        .iter()
-        .zip(vectors)
-        .map(|(it, v)| VectorPoint {
-            owner: it.id.as_str().to_owned(),
-            vector_kind: VectorKind::Summary,
-            ord: 0,
-            vector: v.clone(),
-            payload: PointPayload {
-                project: it.project.clone(),
-                framework: Some("item".into()),
-                kind: Some("item".into()),
-                session: Some(it.id.as_str().to_owned()),
-                timestamp_ms: 0,
-            },
-        })
-        .collect();
-    index.upsert(&points).unwrap();
 }
 
 #[tokio::test]

@@ -1,13 +1,15 @@
 //! What the distillation test binaries share: the real embedder, answers written by hand for
 //! the tests (a scripted model), their recordings (made once with `CAIRN_RECORD=1` and
-//! labelled "written by hand for the tests", replayed otherwise), and a test policy.
+//! labelled "written by hand for the tests", replayed otherwise), a test policy, and the
+//! items' summary points as the service's vector index holds them.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_core::ports::Embedder;
+use cairn_core::ports::{Embedder, PointPayload, VectorIndex, VectorPoint};
+use cairn_core::{Item, VectorKind};
 use cairn_llm::{Budget, Policy, Provider, ProviderError, Recorded, Reply, Request, Usage};
 
 /// all-MiniLM-L6-v2 from `CAIRN_TEST_MODELS` (`npm test` installs it); missing, the test fails.
@@ -76,4 +78,33 @@ pub fn policy(calls: u32) -> Policy {
         backoff: Duration::from_millis(1),
         budget: Budget { calls, usd: 10.0 },
     }
+}
+
+/// The items' summary points as the service's vector index holds them.
+pub fn items_index(items: &[Item], vectors: &[Vec<f32>]) -> Arc<dyn VectorIndex> {
+    let index: Arc<dyn VectorIndex> = Arc::new(cairn_vectors::MemoryIndex::new());
+    index.ensure(vectors[0].len()).unwrap();
+    add_points(&index, items, vectors);
+    index
+}
+
+pub fn add_points(index: &Arc<dyn VectorIndex>, items: &[Item], vectors: &[Vec<f32>]) {
+    let points: Vec<VectorPoint> = items
+        .iter()
+        .zip(vectors)
+        .map(|(it, v)| VectorPoint {
+            owner: it.id.as_str().to_owned(),
+            vector_kind: VectorKind::Summary,
+            ord: 0,
+            vector: v.clone(),
+            payload: PointPayload {
+                project: it.project.clone(),
+                framework: Some("item".into()),
+                kind: Some("item".into()),
+                session: Some(it.id.as_str().to_owned()),
+                timestamp_ms: 0,
+            },
+        })
+        .collect();
+    index.upsert(&points).unwrap();
 }

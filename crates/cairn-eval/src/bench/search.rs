@@ -33,6 +33,9 @@ use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, status_mib, synth
 
 const DIM: usize = 384;
 
+/// A query's exact nearest points: owner and position.
+type Nearest = HashSet<(String, u32)>;
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct Args {
@@ -469,7 +472,7 @@ pub async fn phase(
     let mut exact_times = Vec::new();
     let mut recall = 0.0;
     // Each query vector with its exact ten nearest, for the retriever's vector search below.
-    let mut probes: Vec<(Vec<f32>, HashSet<(String, u32)>)> = Vec::with_capacity(queries);
+    let mut probes: Vec<(Vec<f32>, Nearest)> = Vec::with_capacity(queries);
     let all = VectorFilter::default();
     let err = |e: cairn_core::ports::BackendError| anyhow::anyhow!("{}", e.message);
     for _ in 0..queries {
@@ -481,7 +484,7 @@ pub async fn phase(
         let t = Instant::now();
         let exact = vectors.search(kind, &v, &all, 10, true).map_err(err)?;
         exact_times.push(ms(t.elapsed()));
-        let want: HashSet<(String, u32)> = exact.iter().map(|h| (h.owner.clone(), h.ord)).collect();
+        let want: Nearest = exact.iter().map(|h| (h.owner.clone(), h.ord)).collect();
         recall += approx
             .iter()
             .filter(|h| want.contains(&(h.owner.clone(), h.ord)))
