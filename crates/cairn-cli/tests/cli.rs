@@ -1007,14 +1007,21 @@ fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
         "rss_peak_mib",
         "sleep_s",
         "rebuild_in_memory_ms",
+        "distil_p50_ms",
+        "distil_all_p50_ms",
     ] {
         assert!(f[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {f}");
     }
+    // Windows of the home's sessions distilled on both sides: through the items' index and
+    // comparing every item.
+    assert!(f["distil_windows"].as_u64().is_some_and(|n| n > 0), "{f}");
     for (p50, p95) in [
         ("search_records_p50_ms", "search_records_p95_ms"),
         ("search_items_p50_ms", "search_items_p95_ms"),
         ("search_all_p50_ms", "search_all_p95_ms"),
         ("note_p50_ms", "note_p95_ms"),
+        ("distil_p50_ms", "distil_p95_ms"),
+        ("distil_all_p50_ms", "distil_all_p95_ms"),
     ] {
         assert!(f[p50].as_f64() <= f[p95].as_f64(), "{p50} in {f}");
     }

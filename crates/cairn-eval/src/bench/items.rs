@@ -92,7 +92,7 @@ pub struct Figures {
     brute_relate_ms: u64,
     /// Before: an exact in-memory index of every item built again after a change.
     rebuild_in_memory_ms: f64,
-    /// Windows distilled on each side.
+    /// Windows distilled on each side (0: too few records, the figures below are null).
     distil_windows: u64,
     /// Distilling one window as the service does (reconcile through the items' index).
     distil_p50_ms: f64,
@@ -162,28 +162,31 @@ impl cairn_llm::Provider for WrittenAnswers {
     }
 }
 
-/// The first six requests of each of `n` sessions of the synthetic home, from session `from`.
+/// Up to `n` windows of six requests of the synthetic home: its sessions in order, each cut
+/// into runs of six (a session of the home holds about a hundred records' span).
 async fn windows(
     store: &Store,
     projects: &[(String, String)],
-    from: usize,
+    records: usize,
     n: usize,
 ) -> anyhow::Result<Vec<cairn_distill::Window>> {
     let mut out = Vec::with_capacity(n);
-    for s in from..from + n {
-        // Record i is in project i % PROJECTS and session i / 100 of it (`synthetic_record`).
-        let session = format!("{}-{}", projects[s % PROJECTS].1, s + 1);
-        let mut records = store.session_records("bench", &session).await?;
-        anyhow::ensure!(
-            records.len() >= 6,
-            "the synthetic home has no session {session} of six requests: give more --records"
-        );
-        records.truncate(6);
-        out.push(cairn_distill::Window {
-            framework: "bench".into(),
-            session_id: session,
-            records,
-        });
+    // Record i is in project i % PROJECTS and its session i / 100 (`synthetic_record`).
+    'sessions: for k in 0..=records / 100 {
+        for (_, project) in projects.iter().take(PROJECTS) {
+            let session = format!("{project}-{k}");
+            let held = store.session_records("bench", &session).await?;
+            for run in held.chunks_exact(6) {
+                if out.len() == n {
+                    break 'sessions;
+                }
+                out.push(cairn_distill::Window {
+                    framework: "bench".into(),
+                    session_id: session.clone(),
+                    records: run.to_vec(),
+                });
+            }
+        }
     }
     Ok(out)
 }
@@ -557,51 +560,44 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         .run_sleep()
         .await
         .map_err(|e| anyhow::anyhow!("sleep failed: {e}"))?;
-    say("distilling windows, through the items' index and comparing every item…");
     // In a block: a distiller holds the vector index open, which the restart below reopens.
     let (distil_index, distil_every) = {
-        let through_index = service
-            .distiller_calling(std::sync::Arc::new(WrittenAnswers))
-            .await;
-        let (distil_index, kept_index) = distil_all(
-            &through_index,
-            &windows(service.store(), &projects, 10, DISTIL_WINDOWS).await?,
-        )
-        .await?;
-        let every_item = cairn_distill::Distiller::new(
-            service.store().clone(),
-            cairn_llm::Llm::new(
-                std::sync::Arc::new(WrittenAnswers),
+        let all = windows(service.store(), &projects, args.records, 2 * DISTIL_WINDOWS).await?;
+        let half = all.len() / 2;
+        if half == 0 {
+            say("not distilling windows: the home holds no two sessions of six requests");
+            (Vec::new(), Vec::new())
+        } else {
+            say("distilling windows, through the items' index and comparing every item…");
+            let through_index = service
+                .distiller_calling(std::sync::Arc::new(WrittenAnswers))
+                .await;
+            let (distil_index, kept_index) = distil_all(&through_index, &all[..half]).await?;
+            let every_item = cairn_distill::Distiller::new(
                 service.store().clone(),
-                cairn_llm::Policy {
-                    timeout: std::time::Duration::from_secs(60),
-                    retries: 0,
-                    backoff: std::time::Duration::from_millis(1),
-                    budget: cairn_llm::Budget {
-                        calls: u32::MAX,
-                        usd: f64::MAX,
+                cairn_llm::Llm::new(
+                    std::sync::Arc::new(WrittenAnswers),
+                    service.store().clone(),
+                    cairn_llm::Policy {
+                        timeout: std::time::Duration::from_secs(60),
+                        retries: 0,
+                        backoff: std::time::Duration::from_millis(1),
+                        budget: cairn_llm::Budget {
+                            calls: u32::MAX,
+                            usd: f64::MAX,
+                        },
                     },
-                },
-            ),
-            cairn_api::models_for_eval(&paths, &settings).await.0,
-            cairn_distill::Settle::default(),
-        );
-        let (distil_every, kept_every) = distil_all(
-            &every_item,
-            &windows(
-                service.store(),
-                &projects,
-                10 + DISTIL_WINDOWS,
-                DISTIL_WINDOWS,
-            )
-            .await?,
-        )
-        .await?;
-        anyhow::ensure!(
-            kept_index > 0 && kept_every > 0,
-            "the distilled windows kept no item ({kept_index} and {kept_every}): nothing was reconciled"
-        );
-        (distil_index, distil_every)
+                ),
+                cairn_api::models_for_eval(&paths, &settings).await.0,
+                cairn_distill::Settle::default(),
+            );
+            let (distil_every, kept_every) = distil_all(&every_item, &all[half..2 * half]).await?;
+            anyhow::ensure!(
+                kept_index > 0 && kept_every > 0,
+                "the distilled windows kept no item ({kept_index} and {kept_every}): nothing was reconciled"
+            );
+            (distil_index, distil_every)
+        }
     };
     drop(service);
     say("relating every pair, as sleep did before the index…");
@@ -639,7 +635,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         sleep_second_asked: second.with_vectors as u64,
         brute_relate_ms,
         rebuild_in_memory_ms,
-        distil_windows: DISTIL_WINDOWS as u64,
+        distil_windows: distil_index.len() as u64,
         distil_p50_ms: pct(&distil_index, 0.5),
         distil_p95_ms: pct(&distil_index, 0.95),
         distil_all_p50_ms: pct(&distil_every, 0.5),
@@ -717,15 +713,19 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         ),
         (
             "a distil a window",
-            format!(
-                "{:.0} / {:.0} ms per window of six requests, five items proposed ({} windows; \
-                 before, every known item loaded and compared: {:.0} / {:.0} ms)",
-                f.distil_p50_ms,
-                f.distil_p95_ms,
-                f.distil_windows,
-                f.distil_all_p50_ms,
-                f.distil_all_p95_ms
-            ),
+            if f.distil_windows == 0 {
+                "not measured: the home holds no two sessions of six requests".to_owned()
+            } else {
+                format!(
+                    "{:.0} / {:.0} ms per window of six requests, five items proposed ({} \
+                     windows; before, every known item loaded and compared: {:.0} / {:.0} ms)",
+                    f.distil_p50_ms,
+                    f.distil_p95_ms,
+                    f.distil_windows,
+                    f.distil_all_p50_ms,
+                    f.distil_all_p95_ms
+                )
+            },
         ),
     ]);
     println!("cairn bench items (synthetic home; real query embedding; p50 / p95)");
