@@ -442,7 +442,7 @@ impl Dense {
                             None => store
                                 .item(&cairn_core::ItemId::new(v.owner.clone()))
                                 .await?
-                                .filter(|i| !i.archived && i.superseded_by.is_none())
+                                .filter(|i| i.is_active())
                                 .map(|i| item_payload(&i)),
                         };
                         meta.insert(v.owner.clone(), p.clone());

@@ -198,7 +198,7 @@ impl Service {
             }
         };
         if !req.all {
-            items.retain(|i| !i.archived && i.superseded_by.is_none());
+            items.retain(Item::is_active);
         }
         if let Some(p) = &req.project {
             items.retain(|i| i.project.as_deref() == Some(p.as_str()));

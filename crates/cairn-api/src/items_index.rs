@@ -31,11 +31,6 @@ use crate::{ApiError, Result, WorkerBoard};
 /// Items put in the vector index per batch (each under [`ItemsState::hold`]).
 const BATCH: usize = 64;
 
-/// Whether an item is searched: neither archived nor superseded.
-fn active(i: &Item) -> bool {
-    !i.archived && i.superseded_by.is_none()
-}
-
 fn index_err(e: cairn_index::Error) -> ApiError {
     ApiError::internal(format!("the items' keyword index failed: {e}"))
 }
@@ -261,7 +256,7 @@ impl ItemsState {
             }
         };
         for i in &changed {
-            if active(i) {
+            if i.is_active() {
                 items.insert(i.id.as_str().to_owned(), i.clone());
             } else {
                 items.remove(i.id.as_str());
@@ -272,7 +267,7 @@ impl ItemsState {
             blocking(move || -> std::result::Result<(), cairn_index::Error> {
                 for i in &changed {
                     text.remove(i.id.as_str());
-                    if active(i) {
+                    if i.is_active() {
                         let (rec, chunks) = pseudo_record(i);
                         text.put(&rec, &chunks)?;
                     }
@@ -341,7 +336,7 @@ impl ItemsState {
             }
             let owners: Vec<String> = batch
                 .iter()
-                .filter(|(_, i)| active(i))
+                .filter(|(_, i)| i.is_active())
                 .map(|(_, i)| i.id.as_str().to_owned())
                 .collect();
             let mut stored: HashMap<String, Vec<cairn_store::StoredVector>> = HashMap::new();
@@ -350,7 +345,7 @@ impl ItemsState {
             }
             let missing: Vec<Item> = batch
                 .iter()
-                .filter(|(_, i)| active(i) && !stored.contains_key(i.id.as_str()))
+                .filter(|(_, i)| i.is_active() && !stored.contains_key(i.id.as_str()))
                 .map(|(_, i)| i.clone())
                 .collect();
             if !missing.is_empty() {
@@ -376,7 +371,7 @@ impl ItemsState {
                 }
             }
             let mut points = Vec::new();
-            for (_, item) in batch.iter().filter(|(_, i)| active(i)) {
+            for (_, item) in batch.iter().filter(|(_, i)| i.is_active()) {
                 for v in stored.remove(item.id.as_str()).unwrap_or_default() {
                     points.push(VectorPoint {
                         owner: v.owner,

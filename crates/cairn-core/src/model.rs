@@ -204,6 +204,12 @@ pub struct Item {
 }
 
 impl Item {
+    /// True when the item is active: neither archived nor superseded (what search, the turn
+    /// note, reconcile and sleep work with).
+    pub fn is_active(&self) -> bool {
+        !self.archived && self.superseded_by.is_none()
+    }
+
     /// True when the item may not be trusted like the user's or the agent's own words: it
     /// is stated only by outside text, or it was distilled before provenance was recorded.
     pub fn untrusted(&self) -> bool {

@@ -151,10 +151,6 @@ impl KnownSet {
     }
 }
 
-fn active(i: &Item) -> bool {
-    !i.archived && i.superseded_by.is_none()
-}
-
 enum Pending {
     Decide { new: usize, known: usize, sim: f32 },
 }
@@ -205,19 +201,20 @@ impl Distiller {
         Ok(())
     }
 
-    /// What a reconcile starts from: with the index, the active items it may not hold yet
-    /// (the rest are found through it); without one, every active item.
-    async fn known(&self) -> Result<KnownSet, DistillError> {
+    /// What a reconcile starts from: with the index and the new items' vectors to ask it
+    /// with, the active items it may not hold yet (the rest are found through it); else every
+    /// active item.
+    async fn known(&self, asking: bool) -> Result<KnownSet, DistillError> {
         let items = match &self.items_index {
-            Some((_, through)) => self
+            Some((_, through)) if asking => self
                 .store
                 .items_changed_since(*through)
                 .await?
                 .into_iter()
                 .map(|(_, i)| i)
-                .filter(active)
+                .filter(Item::is_active)
                 .collect(),
-            None => self.store.items(false).await?,
+            _ => self.store.items(false).await?,
         };
         let mut known = KnownSet::default();
         self.add_known(&mut known, items).await?;
@@ -260,7 +257,7 @@ impl Distiller {
         for id in &wanted {
             // The index may still hold an item merged away or archived since.
             if let Some(item) = self.store.item(id).await?
-                && active(&item)
+                && item.is_active()
             {
                 found.push(item);
             }
@@ -404,14 +401,10 @@ pub(crate) async fn reconcile(d: &Distiller, new: Vec<Item>) -> Result<Vec<Actio
     if new.is_empty() {
         return Ok(Vec::new());
     }
-    let mut known = d.known().await?;
     let summaries: Vec<&str> = new.iter().map(|i| i.summary.as_str()).collect();
     let new_vectors = d.embed(&summaries)?;
     // Without vectors the index cannot be asked: every active item is compared by title.
-    if d.items_index.is_some() && new_vectors.is_none() {
-        known = KnownSet::default();
-        d.add_known(&mut known, d.store.items(false).await?).await?;
-    }
+    let mut known = d.known(new_vectors.is_some()).await?;
     let mut actions: Vec<Option<Action>> = vec![None; new.len()];
     let mut pending: Vec<Pending> = Vec::new();
     let mut items = new;

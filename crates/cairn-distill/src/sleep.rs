@@ -182,10 +182,7 @@ impl Distiller {
             .into_iter()
             .map(|a| (a.item.clone(), a))
             .collect();
-        let active: Vec<&Item> = all
-            .iter()
-            .filter(|i| !i.archived && i.superseded_by.is_none())
-            .collect();
+        let active: Vec<&Item> = all.iter().filter(|i| i.is_active()).collect();
         report.active = active.len();
 
         let t = Instant::now();

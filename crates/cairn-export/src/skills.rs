@@ -261,9 +261,7 @@ fn write_file(dir: &Path, path: &Path, text: &str) -> Result<()> {
 async fn skill_items(store: &Store, project: &str) -> Result<(Vec<ItemView>, Vec<ItemView>)> {
     // The project's active items, the newest first.
     let mut items = store.items(false).await?;
-    items.retain(|i| {
-        !i.archived && i.superseded_by.is_none() && i.project.as_deref() == Some(project)
-    });
+    items.retain(|i| i.is_active() && i.project.as_deref() == Some(project));
     items.sort_by_key(|i| std::cmp::Reverse(i.said_at));
     items.truncate(MAX_ITEMS);
     let mut out = Vec::new();

@@ -134,7 +134,7 @@ impl Store {
             let state: String = r.try_get("", "state")?;
             let item: Item = serde_json::from_str(&state)
                 .map_err(|e| corrupt("item_events", "state", e.to_string()))?;
-            if all || (!item.archived && item.superseded_by.is_none()) {
+            if all || item.is_active() {
                 out.push(item);
             }
         }

@@ -215,7 +215,6 @@ pub(crate) async fn insert_item_event<C: ConnectionTrait>(
     })
 }
 
-/// The current state of an item (its latest event), read through `conn`.
 /// The vectors `model` made for `owners` (of `kind` when given), by owner, kind and
 /// position: every read of owners' vectors. It seeks the owner's index (schema 12); ordered by
 /// row id instead, SQLite would walk every vector of the model through the model's index.
@@ -236,6 +235,7 @@ pub(crate) fn owners_vectors(
     .order_by_asc(vectors::Column::Ord)
 }
 
+/// The current state of an item (its latest event), read through `conn`.
 pub(crate) async fn latest_item_state<C: ConnectionTrait>(
     conn: &C,
     id: &ItemId,

@@ -404,6 +404,30 @@ async fn rebuild_in_memory(store: &Store, model: &str) -> anyhow::Result<f64> {
     Ok(ms(t.elapsed()))
 }
 
+/// A distiller over `store` as distillation ran before the items' index: every known item
+/// read and compared. It calls `provider` with no budget.
+fn without_index(
+    store: &Store,
+    provider: std::sync::Arc<dyn cairn_llm::Provider>,
+    embedder: std::sync::Arc<dyn cairn_core::ports::Embedder>,
+) -> cairn_distill::Distiller {
+    let policy = cairn_llm::Policy {
+        timeout: std::time::Duration::from_secs(60),
+        retries: 0,
+        backoff: std::time::Duration::from_millis(1),
+        budget: cairn_llm::Budget {
+            calls: u32::MAX,
+            usd: f64::MAX,
+        },
+    };
+    cairn_distill::Distiller::new(
+        store.clone(),
+        cairn_llm::Llm::new(provider, store.clone(), policy),
+        Some(embedder),
+        cairn_distill::Settle::default(),
+    )
+}
+
 /// Sleep's relate as it was before the index, over the same store: a distiller without the
 /// items' index compares every pair of summary vectors (the edges exist already, so it adds
 /// none; the work is the same). Returns its relate time.
@@ -413,23 +437,12 @@ async fn brute_relate(paths: &Paths, settings: &Settings) -> anyhow::Result<u64>
         .0
         .context("the settings name no embedding model the benchmark can load")?;
     let store = Store::open(&paths.database()).await?;
-    let llm = cairn_llm::Llm::new(
+    let d = without_index(
+        &store,
         std::sync::Arc::new(cairn_llm::Unavailable::new(
             "no model in this benchmark (the brute-force night writes no profile)",
         )),
-        store.clone(),
-        cairn_llm::Policy {
-            timeout: std::time::Duration::from_secs(1),
-            retries: 0,
-            backoff: std::time::Duration::from_millis(1),
-            budget: cairn_llm::Budget { calls: 0, usd: 0.0 },
-        },
-    );
-    let d = cairn_distill::Distiller::new(
-        store.clone(),
-        llm,
-        Some(embedder),
-        cairn_distill::Settle::default(),
+        embedder,
     );
     let report = d.sleep(chrono::Utc::now()).await?;
     store.close().await?;
@@ -573,23 +586,14 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
                 .distiller_calling(std::sync::Arc::new(WrittenAnswers))
                 .await;
             let (distil_index, kept_index) = distil_all(&through_index, &all[..half]).await?;
-            let every_item = cairn_distill::Distiller::new(
-                service.store().clone(),
-                cairn_llm::Llm::new(
-                    std::sync::Arc::new(WrittenAnswers),
-                    service.store().clone(),
-                    cairn_llm::Policy {
-                        timeout: std::time::Duration::from_secs(60),
-                        retries: 0,
-                        backoff: std::time::Duration::from_millis(1),
-                        budget: cairn_llm::Budget {
-                            calls: u32::MAX,
-                            usd: f64::MAX,
-                        },
-                    },
-                ),
-                cairn_api::models_for_eval(&paths, &settings).await.0,
-                cairn_distill::Settle::default(),
+            let embedder = cairn_api::models_for_eval(&paths, &settings)
+                .await
+                .0
+                .context("the settings name no embedding model the benchmark can load")?;
+            let every_item = without_index(
+                service.store(),
+                std::sync::Arc::new(WrittenAnswers),
+                embedder,
             );
             let (distil_every, kept_every) = distil_all(&every_item, &all[half..2 * half]).await?;
             anyhow::ensure!(
