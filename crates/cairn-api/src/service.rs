@@ -752,6 +752,19 @@ impl Service {
         self.inner.dense.read().await.clone()
     }
 
+    /// Folds the vectors written since the last time into the vector index's graph (the
+    /// maintenance worker does it every ten minutes; searches go on meanwhile). `false` when
+    /// there was nothing to fold, or no vector index is loaded.
+    pub async fn optimize_vectors(&self) -> std::result::Result<bool, String> {
+        match self.dense_parts().await {
+            Some(d) => tokio::task::spawn_blocking(move || d.index.optimize())
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.message)),
+            None => Ok(false),
+        }
+    }
+
     /// The cross-encoder, when loaded.
     pub(crate) async fn reranker(&self) -> Option<Arc<dyn cairn_core::ports::Reranker>> {
         self.inner.reranker.read().await.0.clone()
@@ -990,6 +1003,11 @@ impl Service {
 
     #[tracing::instrument(skip_all, err)]
     async fn search(&self, req: SearchReq) -> Result<SearchRes> {
+        Ok(self.search_staged(req).await?.0)
+    }
+
+    /// A search, with where its time went stage by stage (`cairn bench items` reports them).
+    pub async fn search_staged(&self, req: SearchReq) -> Result<(SearchRes, cairn_recall::Stages)> {
         if !self.memory_enabled() {
             return Err(ApiError::new(
                 ErrorCode::MemoryOff,
@@ -1122,12 +1140,15 @@ impl Service {
         } else {
             req.mode.as_deref().unwrap_or("hybrid")
         };
-        Ok(SearchRes {
-            mode: used.to_owned(),
-            reranked,
-            notes: degraded,
-            hits: out,
-        })
+        Ok((
+            SearchRes {
+                mode: used.to_owned(),
+                reranked,
+                notes: degraded,
+                hits: out,
+            },
+            searched.stages,
+        ))
     }
 
     #[tracing::instrument(skip_all, err)]

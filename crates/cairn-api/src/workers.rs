@@ -62,13 +62,7 @@ pub(crate) fn spawn_maintenance(
             };
             // New vectors are folded into the vector index's graph while nothing else runs
             // (searches go on meanwhile; only flushes wait).
-            let optimized = match service.dense_parts().await {
-                Some(d) => tokio::task::spawn_blocking(move || d.index.optimize())
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.message)),
-                None => Ok(false),
-            };
+            let optimized = service.optimize_vectors().await;
             if let Err(e) = &optimized {
                 tracing::warn!(error = %e, "cannot optimize the vector index");
             }

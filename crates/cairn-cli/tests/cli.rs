@@ -1000,6 +1000,8 @@ fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
         "search_records_p50_ms",
         "search_items_p50_ms",
         "search_all_p50_ms",
+        "search_items_fresh_p50_ms",
+        "optimize_s",
         "note_p50_ms",
         "change_ms",
         "restart_first_search_ms",
@@ -1025,6 +1027,26 @@ fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
     ] {
         assert!(f[p50].as_f64() <= f[p95].as_f64(), "{p50} in {f}");
     }
+    // Each search's time by stage: an item search runs its vector searches of every kind,
+    // a records search only the chunks.
+    for key in [
+        "search_records_stages_p50_ms",
+        "search_items_stages_p50_ms",
+        "search_all_stages_p50_ms",
+    ] {
+        assert!(f[key]["keyword"].as_f64().is_some(), "{key} in {f}");
+    }
+    assert!(
+        f["search_items_stages_p50_ms"]["vector_summary"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0),
+        "{f}"
+    );
+    assert_eq!(
+        f["search_records_stages_p50_ms"]["vector_summary"].as_f64(),
+        Some(0.0),
+        "{f}"
+    );
     assert_eq!(f["sleep_second_asked"], 1, "{f}");
     assert!(f["brute_relate_ms"].is_u64(), "{f}");
     assert_eq!(
