@@ -9,7 +9,8 @@
 //!    item whatever the number of items; the pairs of two older items were related on an
 //!    earlier night. When more than [`ASK_SHARE`] of the items would ask (the first night,
 //!    after a model change), and without an index, every pair of active items' summary
-//!    vectors is compared instead (n²/2 dot products, O(n·k) memory beyond the vectors).
+//!    vectors is compared instead (n²/2 dot products, block against block on every core,
+//!    O(cores·n·k) memory beyond the vectors).
 //! 2. **Re-score**: priority = importance × recency × use, where recency =
 //!    0.5^(age / half-life of the kind) ([`half_life_days`]; age from when the item was said,
 //!    else when it was stored) and use = 1 + ln(1 + times used) (`used` events). Kept in
@@ -153,16 +154,61 @@ fn keep(top: &mut Vec<(f32, usize)>, k: usize, cand: (f32, usize)) {
     top.truncate(k);
 }
 
-/// Each vector's nearest neighbours from `from`, at most `k`, best first: brute force,
-/// each pair computed once. `vectors` must be normalised.
+/// Vectors compared block against block: two blocks of this many 384-dimension vectors
+/// (2 × 192 KiB) stay in a core's cache while every pair between them is computed, where a
+/// row against all the others streamed the whole set from memory once per vector.
+const BLOCK: usize = 128;
+
+/// Each vector's nearest neighbours from `from`, at most `k`, best first: brute force, each
+/// pair computed once, block against block, the rows of blocks shared between the cores
+/// (sleep runs when the machine is quiet). `vectors` must be normalised.
 pub(crate) fn neighbours(vectors: &[Vec<f32>], from: f32, k: usize) -> Vec<Vec<(f32, usize)>> {
-    let mut top: Vec<Vec<(f32, usize)>> = vec![Vec::new(); vectors.len()];
-    for i in 0..vectors.len() {
-        for j in i + 1..vectors.len() {
-            let s = dot(&vectors[i], &vectors[j]);
-            if s >= from {
-                keep(&mut top[i], k, (s, j));
-                keep(&mut top[j], k, (s, i));
+    let n = vectors.len();
+    let blocks = n.div_ceil(BLOCK);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, blocks.max(1));
+    // Each thread takes every `threads`-th row of blocks and keeps its own best lists; the
+    // lists are merged at the end.
+    let row = |first: usize| {
+        let mut top: Vec<Vec<(f32, usize)>> = vec![Vec::new(); n];
+        for bi in (first..blocks).step_by(threads) {
+            let is = bi * BLOCK..((bi + 1) * BLOCK).min(n);
+            for bj in bi..blocks {
+                let js = bj * BLOCK..((bj + 1) * BLOCK).min(n);
+                for i in is.clone() {
+                    let from_j = if bi == bj { i + 1 } else { js.start };
+                    for j in from_j..js.end {
+                        let s = dot(&vectors[i], &vectors[j]);
+                        if s >= from {
+                            keep(&mut top[i], k, (s, j));
+                            keep(&mut top[j], k, (s, i));
+                        }
+                    }
+                }
+            }
+        }
+        top
+    };
+    let mut parts: Vec<Vec<Vec<(f32, usize)>>> = if threads == 1 {
+        vec![row(0)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..threads).map(|t| scope.spawn(move || row(t))).collect();
+            let mut parts = vec![row(0)];
+            parts.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+            );
+            parts
+        })
+    };
+    let mut top = parts.swap_remove(0);
+    for part in parts {
+        for (mine, theirs) in top.iter_mut().zip(part) {
+            for cand in theirs {
+                keep(mine, k, cand);
             }
         }
     }
@@ -521,5 +567,40 @@ mod tests {
         assert_eq!(top[1].len(), 2);
         assert!(top[1][0].0 >= top[1][1].0, "best first");
         assert!(!normalise(&mut [0.0, 0.0]));
+    }
+
+    #[test]
+    fn neighbours_block_against_block_are_every_pairs_nearest() {
+        // More vectors than a few blocks, a threshold most pairs pass: the blocks, their
+        // diagonal and the merge of the threads' lists must find what a row against every
+        // other row finds.
+        let n = 3 * BLOCK + 17;
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.3
+        };
+        let mut vs: Vec<Vec<f32>> = (0..n).map(|_| (0..24).map(|_| next()).collect()).collect();
+        for v in &mut vs {
+            assert!(normalise(v));
+        }
+        let (from, k) = (0.5, 5);
+        let mut want: Vec<Vec<(f32, usize)>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for j in 0..n {
+                let s = dot(&vs[i], &vs[j]);
+                if i != j && s >= from {
+                    keep(&mut want[i], k, (s, j));
+                }
+            }
+        }
+        let got = neighbours(&vs, from, k);
+        assert!(want.iter().filter(|w| w.len() == k).count() > n / 2);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let ids = |l: &[(f32, usize)]| l.iter().map(|x| x.1).collect::<Vec<_>>();
+            assert_eq!(ids(g), ids(w), "vector {i}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cairn_core::ports::{BackendError, Embedder, Reranker, VectorFilter, VectorHit, VectorIndex};
+use cairn_core::ports::{BackendError, Embedder, Reranker, VectorFilter, VectorIndex};
 use cairn_core::{Timestamp, VectorKind};
 use cairn_index::{TextHit, TextIndex, TextQuery};
 use cairn_store::Store;
@@ -180,16 +180,6 @@ pub struct Stages {
     pub text: f64,
     /// The cross-encoder, when it ran.
     pub rerank: f64,
-}
-
-/// One vector search's answer: its kind, how long it took, whether it was the date range's
-/// pass, and its hits.
-type KindHits = (VectorKind, f64, bool, Vec<VectorHit>);
-
-/// A corpus's vector searches: answered on the caller's thread, or running on their own.
-enum Searching<'scope> {
-    Done(Result<Vec<KindHits>, Error>),
-    Running(std::thread::ScopedJoinHandle<'scope, Result<Vec<KindHits>, Error>>),
 }
 
 fn since_ms(t: Instant) -> f64 {
@@ -740,51 +730,51 @@ impl Retriever {
         })?;
         found.qv = qv.clone();
         found.queries = queries.clone();
-        if let Some(qv) = &qv {
-            // Each corpus's vector searches; two corpora (the records and the items, in a turn
-            // note) side by side on threads of their own, since neither waits for the other.
-            let searched: Vec<Result<Vec<KindHits>, Error>> = std::thread::scope(|scope| {
-                let tasks: Vec<_> = self
-                    .corpora
-                    .iter()
-                    .zip(&queries)
-                    .map(|(corpus, cq)| {
-                        corpus.vectors.as_ref().map(|vectors| {
-                            let vectors = vectors.as_ref();
-                            move || self.vector_searches(corpus, vectors, cq, q, qv, pool)
-                        })
-                    })
-                    .collect();
-                // The first on this thread once the others are started on threads of their own.
-                let first = tasks.iter().position(Option::is_some);
-                let mut here = None;
-                let mut handles: Vec<_> = tasks
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, task)| match task {
-                        None => Searching::Done(Ok(Vec::new())),
-                        Some(task) if Some(i) == first => {
-                            here = Some(task);
-                            Searching::Done(Ok(Vec::new()))
-                        }
-                        Some(task) => Searching::Running(scope.spawn(task)),
-                    })
-                    .collect();
-                if let (Some(i), Some(task)) = (first, here) {
-                    handles[i] = Searching::Done(task());
-                }
-                handles
-                    .into_iter()
-                    .map(|h| match h {
-                        Searching::Done(r) => r,
-                        Searching::Running(h) => h.join().unwrap_or_else(|_| {
-                            Err(Error::Backend("a vector search panicked".into()))
-                        }),
-                    })
-                    .collect()
-            });
-            for (ci, kinds) in searched.into_iter().enumerate() {
-                for (kind, took, in_range, kind_hits) in kinds? {
+        for (ci, (corpus, cq)) in self.corpora.iter().zip(&queries).enumerate() {
+            let (Some(qv), Some(vectors)) = (&qv, &corpus.vectors) else {
+                continue;
+            };
+            // The hard cut is inclusive in the vector filter: the last millisecond before it.
+            let cut = cq.before.map(|t| t.timestamp_millis() - 1);
+            let base = VectorFilter {
+                project: cq.project.clone(),
+                framework: cq.framework.clone(),
+                kinds: Vec::new(),
+                exclude_session: cq.exclude_session.clone(),
+                since_ms: None,
+                until_ms: cut,
+            };
+            let has_range = q.since.is_some() || q.until.is_some();
+            let mut passes = Vec::new();
+            if has_range {
+                let until = match (q.until.map(|t| t.timestamp_millis()), cut) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                passes.push((
+                    VectorFilter {
+                        since_ms: q.since.map(|t| t.timestamp_millis()),
+                        until_ms: until,
+                        ..base.clone()
+                    },
+                    true,
+                ));
+            }
+            passes.push((base, !has_range));
+            for (filter, in_range) in passes {
+                // One kind after the other. Side by side on threads of their own they were
+                // no steadily faster on two cores and held three searches' mapped pages at
+                // once: a peak of 402–456 MiB against 292–295 under `cairn bench search`'s
+                // load, over the 300 MiB bar (docs/figures/search.md). Two corpora's searches
+                // (a turn note's records and items) on two threads gained nothing either: each
+                // took as long as the two one after the other (docs/figures/items.md). Only the
+                // kinds this corpus's documents have.
+                for &kind in corpus.kinds {
+                    let clock = Instant::now();
+                    let kind_hits = vectors
+                        .search_rescoring(kind, qv, &filter, pool, t.candidates)
+                        .map_err(backend)?;
+                    let took = since_ms(clock);
                     match kind {
                         VectorKind::Chunk => found.stages.vector_chunk += took,
                         VectorKind::Summary => found.stages.vector_summary += took,
@@ -840,60 +830,6 @@ impl Retriever {
         }
         found.stages.filter = since_ms(clock);
         Ok(found)
-    }
-
-    /// One corpus's vector searches, each kind its documents have, one after the other (side
-    /// by side on threads of their own they were not steadily faster on two cores and held
-    /// three searches' mapped pages at once: a peak of 402–456 MiB against 292–295 under
-    /// `cairn bench search`'s load, over the 300 MiB bar; docs/figures/search.md). A search
-    /// with a date range runs twice: in the range first, then without it.
-    fn vector_searches(
-        &self,
-        corpus: &Corpus,
-        vectors: &dyn VectorIndex,
-        cq: &TextQuery,
-        q: &TextQuery,
-        qv: &[f32],
-        pool: usize,
-    ) -> Result<Vec<KindHits>, Error> {
-        // The hard cut is inclusive in the vector filter: the last millisecond before it.
-        let cut = cq.before.map(|t| t.timestamp_millis() - 1);
-        let base = VectorFilter {
-            project: cq.project.clone(),
-            framework: cq.framework.clone(),
-            kinds: Vec::new(),
-            exclude_session: cq.exclude_session.clone(),
-            since_ms: None,
-            until_ms: cut,
-        };
-        let has_range = q.since.is_some() || q.until.is_some();
-        let mut passes = Vec::new();
-        if has_range {
-            let until = match (q.until.map(|t| t.timestamp_millis()), cut) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            passes.push((
-                VectorFilter {
-                    since_ms: q.since.map(|t| t.timestamp_millis()),
-                    until_ms: until,
-                    ..base.clone()
-                },
-                true,
-            ));
-        }
-        passes.push((base, !has_range));
-        let mut out = Vec::new();
-        for (filter, in_range) in passes {
-            for &kind in corpus.kinds {
-                let clock = Instant::now();
-                let hits = vectors
-                    .search_rescoring(kind, qv, &filter, pool, self.tuning.candidates)
-                    .map_err(backend)?;
-                out.push((kind, since_ms(clock), in_range, hits));
-            }
-        }
-        Ok(out)
     }
 
     /// What the cross-encoder reads for a hit of a corpus without a store: the whole chunk

@@ -259,12 +259,10 @@ async fn a_dense_only_hit_gets_its_best_chunk_from_the_store() {
     assert_eq!(r.seen(), vec![MATCHED.to_owned()]);
 }
 
-/// A vector index that remembers which kinds of vector it was asked to search, and on
-/// which threads.
+/// A vector index that remembers which kinds of vector it was asked to search.
 struct Asked {
     inner: cairn_vectors::MemoryIndex,
     kinds: Mutex<Vec<VectorKind>>,
-    threads: Mutex<Vec<std::thread::ThreadId>>,
 }
 
 impl VectorIndex for Asked {
@@ -289,10 +287,6 @@ impl VectorIndex for Asked {
         exact: bool,
     ) -> Result<Vec<cairn_core::ports::VectorHit>, BackendError> {
         self.kinds.lock().unwrap().push(kind);
-        self.threads
-            .lock()
-            .unwrap()
-            .push(std::thread::current().id());
         self.inner.search(kind, vector, filter, limit, exact)
     }
     fn count(&self) -> Result<u64, BackendError> {
@@ -313,8 +307,7 @@ impl VectorIndex for Asked {
 async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
     // Records are embedded as chunks only; an item as its summary, cues and chunks. A record
     // search that also walked the summary and cue graphs would pay for two searches that can
-    // find none of its documents. The two corpora's searches run side by side (a turn note
-    // searches records and items: neither waits for the other).
+    // find none of its documents.
     let m = remember(&[turn("r_1", "s1", 0, &["deploy the cache before lunch"])]).await;
     let point = |owner: &str, kind, text: &str| VectorPoint {
         owner: owner.into(),
@@ -326,7 +319,6 @@ async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
     let record_vectors = Arc::new(Asked {
         inner: cairn_vectors::MemoryIndex::new(),
         kinds: Mutex::new(Vec::new()),
-        threads: Mutex::new(Vec::new()),
     });
     record_vectors.ensure(Words.dim()).unwrap();
     record_vectors
@@ -335,7 +327,6 @@ async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
     let item_vectors = Arc::new(Asked {
         inner: cairn_vectors::MemoryIndex::new(),
         kinds: Mutex::new(Vec::new()),
-        threads: Mutex::new(Vec::new()),
     });
     item_vectors.ensure(Words.dim()).unwrap();
     item_vectors
@@ -379,12 +370,6 @@ async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
     assert_eq!(
         asked,
         [VectorKind::Chunk, VectorKind::Cue, VectorKind::Summary]
-    );
-    let records_threads = record_vectors.threads.lock().unwrap().clone();
-    let items_threads = item_vectors.threads.lock().unwrap().clone();
-    assert!(
-        items_threads.iter().all(|t| !records_threads.contains(t)),
-        "records searched on {records_threads:?}, items on {items_threads:?}"
     );
     // The item is found by its cue, the record by its chunk.
     let mut found: Vec<(usize, String)> = hits
