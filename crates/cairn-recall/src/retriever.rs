@@ -763,12 +763,12 @@ impl Retriever {
             passes.push((base, !has_range));
             for (filter, in_range) in passes {
                 // One kind after the other. Side by side on threads of their own they were
-                // no steadily faster on two cores and held three searches' mapped pages at
+                // not steadily faster on two cores and held three searches' mapped pages at
                 // once: a peak of 402–456 MiB against 292–295 under `cairn bench search`'s
                 // load, over the 300 MiB bar (docs/figures/search.md). Two corpora's searches
-                // (a turn note's records and items) on two threads gained nothing either: each
-                // took as long as the two one after the other (docs/figures/items.md). Only the
-                // kinds this corpus's documents have.
+                // (a turn note's records and items) on two threads gained nothing either: they
+                // slowed each other to the time of the two one after the other
+                // (docs/figures/items.md). Only the kinds this corpus's documents have.
                 for &kind in corpus.kinds {
                     let clock = Instant::now();
                     let kind_hits = vectors
