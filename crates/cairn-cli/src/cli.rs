@@ -736,6 +736,14 @@ pub enum BenchCmd {
         #[arg(long, value_name = "URL")]
         remote: Option<String>,
     },
+    /// The measuring half of `bench items`, run in a fresh process.
+    #[command(hide = true)]
+    ItemsPhase {
+        #[arg(long)]
+        home: PathBuf,
+        #[arg(long)]
+        queries: usize,
+    },
     /// The measuring half of `bench search`, run in a fresh process.
     #[command(hide = true)]
     SearchPhase {

@@ -1047,6 +1047,15 @@ fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
         Some(0.0),
         "{f}"
     );
+    // The service alone, in a fresh process over the same home: loaded, then after its
+    // searches and notes, never above its own peak.
+    let rss = &f["service_rss"];
+    let (idle, after, peak) = (
+        rss["rss_idle_mib"].as_f64().unwrap_or(0.0),
+        rss["rss_after_mib"].as_f64().unwrap_or(0.0),
+        rss["rss_peak_mib"].as_f64().unwrap_or(0.0),
+    );
+    assert!(idle > 0.0 && after >= idle && peak >= after, "{f}");
     assert_eq!(f["sleep_second_asked"], 1, "{f}");
     assert!(f["brute_relate_ms"].is_u64(), "{f}");
     assert_eq!(

@@ -50,6 +50,11 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
         })
         .await
         .map_err(Failure::from),
+        BenchCmd::ItemsPhase { home, queries } => {
+            bench::items::phase(&ctx.settings, &home, queries)
+                .await
+                .map_err(Failure::from)
+        }
         BenchCmd::SearchPhase {
             dir,
             queries,

@@ -92,6 +92,8 @@ pub struct Figures {
     rss_after_restart_mib: f64,
     /// The most RSS of the process.
     rss_peak_mib: f64,
+    /// The service alone over the same home, in a fresh process.
+    service_rss: ServiceRss,
     /// Sleep: its stages (relate; re-score and archive; profiles) and what it did.
     sleep_s: f64,
     sleep_stages_ms: [u64; 3],
@@ -492,6 +494,80 @@ async fn brute_relate(paths: &Paths, settings: &Settings) -> anyhow::Result<u64>
     Ok(report.took_ms[0])
 }
 
+/// `n` turn notes (dry runs) over random prompts in the home's projects: their latencies,
+/// sorted.
+async fn turn_notes(
+    service: &Service,
+    projects: &[(String, String)],
+    n: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut notes = Vec::with_capacity(n);
+    let mut rng = Lcg(99);
+    for i in 0..n {
+        let prompt = {
+            let n = 6 + rng.next(10);
+            rng.words(n)
+        };
+        let note = service
+            .turn_note_whole(TurnNoteReq {
+                framework: "claude-code".into(),
+                project: Some(projects[i % projects.len()].1.clone()),
+                session_id: Some(format!("bench-items-{i}")),
+                turn_id: None,
+                prompt,
+                context: Vec::new(),
+                dry_run: true,
+                at: None,
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))?
+            .0;
+        notes.push(f64::from(note.latency_ms));
+    }
+    notes.sort_by(f64::total_cmp);
+    Ok(notes)
+}
+
+/// The service alone, in a fresh process (`cairn bench items-phase`): its RSS once loaded over
+/// the benchmark's home, then after its first searches (models loaded, both indexes read) and
+/// `queries` searches of everything and turn notes, and its peak.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct ServiceRss {
+    /// Once loaded, before any search.
+    pub rss_idle_mib: f64,
+    /// After the searches and turn notes.
+    pub rss_after_mib: f64,
+    /// The most RSS of the process.
+    pub rss_peak_mib: f64,
+}
+
+/// The measuring half of `cairn bench items`, run in a fresh process over its home: prints
+/// [`ServiceRss`] as JSON.
+pub async fn phase(
+    settings: &Settings,
+    home: &std::path::Path,
+    queries: usize,
+) -> anyhow::Result<()> {
+    let mut settings = settings.clone();
+    settings.index.backend = "embedded".into();
+    let paths = Paths::under(home);
+    let service = Service::load(&options(&paths, &settings))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start a service over the benchmark's home: {e}"))?;
+    let rss_idle_mib = rss_mib();
+    let projects = project_dirs();
+    searches(&service, &["record", "item", "note"], queries).await?;
+    turn_notes(&service, &projects, queries).await?;
+    let figures = ServiceRss {
+        rss_idle_mib,
+        rss_after_mib: rss_mib(),
+        rss_peak_mib: status_mib("VmHWM:"),
+    };
+    drop(service);
+    println!("{}", serde_json::to_string(&figures)?);
+    Ok(())
+}
+
 /// Runs the benchmark and prints the figures.
 pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.records > 0, "--records must be at least 1");
@@ -559,30 +635,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         searches(&service, &["item"], args.queries).await?;
     let (search_all_p50_ms, search_all_p95_ms, search_all_stages_p50_ms) =
         searches(&service, &["record", "item", "note"], args.queries).await?;
-    let mut notes = Vec::with_capacity(args.queries);
-    let mut rng = Lcg(99);
-    for i in 0..args.queries {
-        let prompt = {
-            let n = 6 + rng.next(10);
-            rng.words(n)
-        };
-        let note = service
-            .turn_note_whole(TurnNoteReq {
-                framework: "claude-code".into(),
-                project: Some(projects[i % PROJECTS].1.clone()),
-                session_id: Some(format!("bench-items-{i}")),
-                turn_id: None,
-                prompt,
-                context: Vec::new(),
-                dry_run: true,
-                at: None,
-            })
-            .await
-            .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))?
-            .0;
-        notes.push(f64::from(note.latency_ms));
-    }
-    notes.sort_by(f64::total_cmp);
+    let notes = turn_notes(&service, &projects, args.queries).await?;
 
     // One item changed: put again on both sides by the next item search.
     let mut changed = service
@@ -670,6 +723,27 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     let restart_first_search_ms = search(&service, "after a restart", &["item"]).await?;
     let rss_after_restart_mib = rss_mib();
     let counts = service.store().counts().await?;
+    let rss_peak_mib = status_mib("VmHWM:");
+    drop(service);
+    say("the service alone, in a fresh process…");
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench", "items-phase", "--queries"])
+        .arg(args.queries.to_string())
+        .arg("--home")
+        .arg(temp.path().join("home"))
+        .output()
+        .context("cannot start the measuring process")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "the measuring process failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let service_rss: ServiceRss = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "the measuring process printed no figures: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
     let figures = Figures {
         records: counts.records,
         items: args.items as u64,
@@ -693,7 +767,8 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
         change_ms,
         restart_first_search_ms,
         rss_after_restart_mib,
-        rss_peak_mib: status_mib("VmHWM:"),
+        rss_peak_mib,
+        service_rss,
         sleep_s,
         sleep_stages_ms: slept.took_ms,
         sleep_related: slept.related as u64,
@@ -771,6 +846,18 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
             format!(
                 "first item search {:.1} ms, RSS {:.0} MiB (peak {:.0} MiB)",
                 f.restart_first_search_ms, f.rss_after_restart_mib, f.rss_peak_mib
+            ),
+        ),
+        (
+            "8b the service alone",
+            format!(
+                "in a fresh process over the same home: RSS {:.0} MiB loaded, {:.0} MiB after \
+                 {} searches and {} turn notes (peak {:.0} MiB)",
+                f.service_rss.rss_idle_mib,
+                f.service_rss.rss_after_mib,
+                args.queries,
+                args.queries,
+                f.service_rss.rss_peak_mib
             ),
         ),
         (
