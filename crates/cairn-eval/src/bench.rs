@@ -140,6 +140,25 @@ pub(crate) fn status_mib(key: &str) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// Runs a benchmark's measuring half (the current executable with a hidden subcommand, in a
+/// fresh process) and reads the figures it prints as JSON.
+pub(crate) fn measure<T: serde::de::DeserializeOwned>(
+    cmd: &mut std::process::Command,
+) -> anyhow::Result<T> {
+    let out = cmd.output().context("cannot start the measuring process")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "the measuring process failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "the measuring process printed no figures: {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
 /// Resident memory of this process now, in MiB.
 pub(crate) fn rss_mib() -> f64 {
     status_mib("VmRSS:")
@@ -437,21 +456,14 @@ pub async fn capture_file(size_mib: u64, json: bool) -> anyhow::Result<()> {
     out.flush()?;
     drop(out);
     let cairn_home = tmp.path().join("cairn-home");
-    let child = std::process::Command::new(std::env::current_exe()?)
-        .env("CAIRN_HOME", &cairn_home)
-        .args(["bench", "capture-phase", "--home"])
-        .arg(&home)
-        .arg("--db")
-        .arg(tmp.path().join("cairn.db"))
-        .output()
-        .context("cannot start the measuring process")?;
-    anyhow::ensure!(
-        child.status.success(),
-        "the measuring process failed: {}",
-        String::from_utf8_lossy(&child.stderr)
-    );
-    let f: CaptureFigures = serde_json::from_slice(&child.stdout)
-        .context("the measuring process printed no figures")?;
+    let f: CaptureFigures = measure(
+        std::process::Command::new(std::env::current_exe()?)
+            .env("CAIRN_HOME", &cairn_home)
+            .args(["bench", "capture-phase", "--home"])
+            .arg(&home)
+            .arg("--db")
+            .arg(tmp.path().join("cairn.db")),
+    )?;
     anyhow::ensure!(
         f.turns == turns as u64,
         "captured {} of the {turns} turns written",

@@ -40,7 +40,7 @@ use cairn_vectors::synthetic::Gen;
 use serde::Serialize;
 
 use super::note::{DIM, PROJECTS, backend, build, options, project_dirs, vectors_id};
-use super::{Lcg, ms, pct, rss_mib, status_mib, synthetic_record};
+use super::{Lcg, measure, ms, pct, rss_mib, status_mib, synthetic_record};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -726,24 +726,13 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     let rss_peak_mib = status_mib("VmHWM:");
     drop(service);
     say("the service alone, in a fresh process…");
-    let out = std::process::Command::new(std::env::current_exe()?)
-        .args(["bench", "items-phase", "--queries"])
-        .arg(args.queries.to_string())
-        .arg("--home")
-        .arg(temp.path().join("home"))
-        .output()
-        .context("cannot start the measuring process")?;
-    anyhow::ensure!(
-        out.status.success(),
-        "the measuring process failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let service_rss: ServiceRss = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "the measuring process printed no figures: {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })?;
+    let service_rss: ServiceRss = measure(
+        std::process::Command::new(std::env::current_exe()?)
+            .args(["bench", "items-phase", "--queries"])
+            .arg(args.queries.to_string())
+            .arg("--home")
+            .arg(temp.path().join("home")),
+    )?;
     let figures = Figures {
         records: counts.records,
         items: args.items as u64,

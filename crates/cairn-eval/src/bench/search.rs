@@ -289,37 +289,30 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         drop(text);
         drop(vectors);
         store.close().await?;
-        let out = Command::new(std::env::current_exe()?)
-            .args(["bench", "search-phase", "--queries"])
-            .arg(args.queries.to_string())
-            .arg("--dir")
-            .arg(&dir)
-            .arg("--embedder")
-            .arg(&embedder)
-            .args(
-                args.remote
-                    .iter()
-                    .flat_map(|url| ["--remote", url.as_str()]),
-            )
-            .args(
-                (!args.candidates.is_empty())
-                    .then(|| {
-                        let list: Vec<String> =
-                            args.candidates.iter().map(|n| n.to_string()).collect();
-                        ["--candidates".to_string(), list.join(",")]
-                    })
-                    .into_iter()
-                    .flatten(),
-            )
-            .output()
-            .context("cannot start the measuring process")?;
-        anyhow::ensure!(
-            out.status.success(),
-            "the measuring process failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let figures: Figures = serde_json::from_slice(&out.stdout)
-            .context("the measuring process printed no figures")?;
+        let figures: Figures = super::measure(
+            Command::new(std::env::current_exe()?)
+                .args(["bench", "search-phase", "--queries"])
+                .arg(args.queries.to_string())
+                .arg("--dir")
+                .arg(&dir)
+                .arg("--embedder")
+                .arg(&embedder)
+                .args(
+                    args.remote
+                        .iter()
+                        .flat_map(|url| ["--remote", url.as_str()]),
+                )
+                .args(
+                    (!args.candidates.is_empty())
+                        .then(|| {
+                            let list: Vec<String> =
+                                args.candidates.iter().map(|n| n.to_string()).collect();
+                            ["--candidates".to_string(), list.join(",")]
+                        })
+                        .into_iter()
+                        .flatten(),
+                ),
+        )?;
         if args.json {
             let f = &figures;
             println!(
