@@ -140,6 +140,37 @@ pub(crate) fn status_mib(key: &str) -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// Each search's stages (`cairn_recall::Stages`) gathered over many searches, read back as
+/// the p50 of each stage.
+#[derive(Default)]
+pub(crate) struct StageTimes(std::collections::BTreeMap<String, Vec<f64>>);
+
+impl StageTimes {
+    /// One search's stages.
+    pub(crate) fn add(&mut self, stages: &cairn_recall::Stages) -> anyhow::Result<()> {
+        if let serde_json::Value::Object(m) = serde_json::to_value(stages)? {
+            for (stage, v) in m {
+                self.0
+                    .entry(stage)
+                    .or_default()
+                    .push(v.as_f64().unwrap_or(0.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// The p50 of each stage, by its name.
+    pub(crate) fn p50(self) -> std::collections::BTreeMap<String, f64> {
+        self.0
+            .into_iter()
+            .map(|(stage, mut v)| {
+                v.sort_by(f64::total_cmp);
+                (stage, pct(&v, 0.5))
+            })
+            .collect()
+    }
+}
+
 /// Runs a benchmark's measuring half (the current executable with a hidden subcommand, in a
 /// fresh process) and reads the figures it prints as JSON.
 pub(crate) fn measure<T: serde::de::DeserializeOwned>(

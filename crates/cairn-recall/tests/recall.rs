@@ -332,26 +332,15 @@ async fn each_corpus_searches_only_the_kinds_of_vector_its_documents_have() {
     item_vectors
         .upsert(&[point("i_1", VectorKind::Cue, "stale cache deploy")])
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let items_store = Store::open(&dir.path().join("i.db")).await.unwrap();
-    items_store
-        .append_records(&[record(&turn(
-            "i_1",
-            "items",
-            0,
-            &["when a cache goes stale"],
-        ))])
-        .await
-        .unwrap();
-    let items_text = Arc::new(TextIndex::in_memory().unwrap());
-    items_text.sync(&items_store).await.unwrap();
+    // The items' own keyword index (held documents: no store of their own in the search).
+    let items = remember(&[turn("i_1", "items", 0, &["when a cache goes stale"])]).await;
     let corpora = vec![
         Corpus {
             vectors: Some(record_vectors.clone() as Arc<dyn VectorIndex>),
             ..records(&m)
         },
         Corpus::held(
-            items_text,
+            items.text.clone(),
             Some(item_vectors.clone() as Arc<dyn VectorIndex>),
             cairn_recall::ALL_KINDS,
             None,
@@ -393,26 +382,20 @@ async fn corpora_are_ranked_as_one_list_and_the_reranker_decides_it() {
         ),
     ])
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let notes_store = Store::open(&dir.path().join("n.db")).await.unwrap();
-    notes_store
-        .append_records(&[
-            record(&turn("n_1", "notes", 0, &["kestrel kestrel runbook"])),
-            record(&turn(
-                "n_2",
-                "notes",
-                1,
-                &["the kestrel of other matters and other words entirely"],
-            )),
-        ])
-        .await
-        .unwrap();
-    let notes_index = Arc::new(TextIndex::in_memory().unwrap());
-    notes_index.sync(&notes_store).await.unwrap();
+    let note_docs = remember(&[
+        turn("n_1", "notes", 0, &["kestrel kestrel runbook"]),
+        turn(
+            "n_2",
+            "notes",
+            1,
+            &["the kestrel of other matters and other words entirely"],
+        ),
+    ])
+    .await;
     let corpora = vec![
         records(&m),
         Corpus {
-            text: notes_index,
+            text: note_docs.text.clone(),
             vectors: None,
             keep: Some(Arc::new(|_: &TextHit| true)),
             store: None,

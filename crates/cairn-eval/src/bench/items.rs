@@ -39,8 +39,8 @@ use cairn_store::{Store, StoredVector};
 use cairn_vectors::synthetic::Gen;
 use serde::Serialize;
 
-use super::note::{DIM, PROJECTS, backend, build, options, project_dirs, vectors_id};
-use super::{Lcg, measure, ms, pct, rss_mib, status_mib, synthetic_record};
+use super::note::{DIM, PROJECTS, backend, build, embedded, options, project_dirs, vectors_id};
+use super::{Lcg, StageTimes, measure, ms, pct, rss_mib, status_mib, synthetic_record};
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -364,7 +364,7 @@ async fn searches(
 ) -> anyhow::Result<(f64, f64, BTreeMap<String, f64>)> {
     let mut rng = Lcg(1234);
     let mut took = Vec::with_capacity(n);
-    let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut stages = StageTimes::default();
     for _ in 0..n {
         let words = {
             let n = 2 + rng.next(5);
@@ -372,24 +372,10 @@ async fn searches(
         };
         let (ms, s) = staged(service, &words, kinds).await?;
         took.push(ms);
-        if let serde_json::Value::Object(m) = serde_json::to_value(s)? {
-            for (stage, v) in m {
-                stages
-                    .entry(stage)
-                    .or_default()
-                    .push(v.as_f64().unwrap_or(0.0));
-            }
-        }
+        stages.add(&s)?;
     }
     took.sort_by(f64::total_cmp);
-    let stages = stages
-        .into_iter()
-        .map(|(stage, mut v)| {
-            v.sort_by(f64::total_cmp);
-            (stage, pct(&v, 0.5))
-        })
-        .collect();
-    Ok((pct(&took, 0.5), pct(&took, 0.95), stages))
+    Ok((pct(&took, 0.5), pct(&took, 0.95), stages.p50()))
 }
 
 /// The way items were searched before they shared the index: every active item into a fresh
@@ -548,8 +534,7 @@ pub async fn phase(
     home: &std::path::Path,
     queries: usize,
 ) -> anyhow::Result<()> {
-    let mut settings = settings.clone();
-    settings.index.backend = "embedded".into();
+    let settings = embedded(settings);
     let paths = Paths::under(home);
     let service = Service::load(&options(&paths, &settings))
         .await
@@ -573,8 +558,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.records > 0, "--records must be at least 1");
     anyhow::ensure!(args.items > 0, "--items must be at least 1");
     anyhow::ensure!(args.queries > 0, "--queries must be at least 1");
-    let mut settings = settings.clone();
-    settings.index.backend = "embedded".into();
+    let settings = embedded(settings);
     let quiet = args.json;
     let say = |m: &str| {
         if !quiet {

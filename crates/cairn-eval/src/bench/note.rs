@@ -147,6 +147,14 @@ pub(crate) fn backend(e: cairn_core::ports::BackendError) -> anyhow::Error {
     anyhow::anyhow!("vector index: {}", e.message)
 }
 
+/// The settings a benchmark's service runs with: the user's, over the embedded vector index
+/// (a benchmark's synthetic home never writes to a remote one).
+pub(crate) fn embedded(settings: &Settings) -> Settings {
+    let mut settings = settings.clone();
+    settings.index.backend = "embedded".into();
+    settings
+}
+
 pub(crate) fn options(paths: &Paths, settings: &Settings) -> ServiceOptions {
     ServiceOptions {
         paths: paths.clone(),
@@ -574,8 +582,7 @@ pub async fn run(settings: &Settings, args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.records > 0, "--records must be at least 1");
     anyhow::ensure!(args.queries > 0, "--queries must be at least 1");
     anyhow::ensure!(args.runs != Some(0), "--runs must be at least 1");
-    let mut settings = settings.clone();
-    settings.index.backend = "embedded".into();
+    let settings = embedded(settings);
     let quiet = args.json;
     let temp = tempfile::tempdir().context("cannot make a temporary home")?;
     let home = temp.path().join("home");

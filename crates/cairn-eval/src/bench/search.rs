@@ -536,7 +536,7 @@ pub async fn phase(
     let mut rng = Lcg(99);
     let mut fused = Vec::new();
     let mut embed = Vec::new();
-    let mut stages: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut stages = super::StageTimes::default();
     let mut asked = Vec::with_capacity(queries);
     let mut top10 = Vec::with_capacity(queries);
     for _ in 0..queries {
@@ -557,14 +557,7 @@ pub async fn phase(
             })
             .await?;
         fused.push(ms(t.elapsed()));
-        if let serde_json::Value::Object(m) = serde_json::to_value(notes.stages)? {
-            for (stage, v) in m {
-                stages
-                    .entry(stage)
-                    .or_default()
-                    .push(v.as_f64().unwrap_or(0.0));
-            }
-        }
+        stages.add(&notes.stages)?;
         top10.push(first_ten(&hits));
         asked.push(words);
     }
@@ -624,13 +617,7 @@ pub async fn phase(
         fused_p50_ms: pct(&fused, 0.5),
         fused_p95_ms: pct(&fused, 0.95),
         embed_p50_ms: pct(&embed, 0.5),
-        stages_p50_ms: stages
-            .into_iter()
-            .map(|(stage, mut v)| {
-                v.sort_by(f64::total_cmp);
-                (stage, pct(&v, 0.5))
-            })
-            .collect(),
+        stages_p50_ms: stages.p50(),
         after_rss_mib: rss_mib(),
         peak_rss_mib: status_mib("VmHWM:"),
         first_search_ms,
