@@ -257,6 +257,8 @@ fn show_memory(app: &tauri::AppHandle, memory: Option<&MemoryState>) {
 }
 
 fn main() -> std::process::ExitCode {
+    // Before any thread starts (see the function).
+    cairn_api::cap_malloc_arenas();
     let paths = match Paths::from_env() {
         Ok(p) => p,
         Err(e) => {

@@ -59,6 +59,8 @@ mod workers;
 
 pub use backend::{Backend, Reconnect, SharedBackend};
 pub use board::WorkerBoard;
+/// Caps the C allocator's arenas: each process that runs the service calls it first thing.
+pub use cairn_vectors::cap_malloc_arenas;
 pub use client::Client;
 pub use error::{ApiError, Result};
 pub use handle::{ServiceHandle, StartError};

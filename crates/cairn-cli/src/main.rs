@@ -25,6 +25,8 @@ use cli::{Cli, Command, HookArgs};
 use commands::{Ctx, Failure};
 
 fn main() -> ExitCode {
+    // Before any thread starts (see the function).
+    cairn_api::cap_malloc_arenas();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -53,6 +53,9 @@ pub use common::{DEFAULT_MIN_CANDIDATES, OVERSAMPLING, VECTOR_NAMES, point_id};
 pub use embedded::{EmbeddedIndex, WAL_COMPACT_BYTES};
 pub use keys::{KEYRING_SERVICE, REMOTE_KEY_USER, SIDECAR_KEY_USER, load_key, store_key};
 pub use memory::MemoryIndex;
-pub use release::{RELEASE_BUDGET, release_files_when_over_budget, release_mapped_files};
+pub use release::{
+    MALLOC_ARENAS, RELEASE_BUDGET, cap_malloc_arenas, release_files_when_over_budget,
+    release_mapped_files,
+};
 pub use scoped::Scoped;
 pub use server::{ServerIndex, Sidecar};
