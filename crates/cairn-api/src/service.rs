@@ -794,6 +794,7 @@ impl Service {
             mode,
             rerank,
             now: at.unwrap_or_else(chrono::Utc::now),
+            recent_project: None,
         };
         retriever.search(&query).await.map_err(|e| match e {
             cairn_recall::Error::Store(e) => ApiError::from(e),

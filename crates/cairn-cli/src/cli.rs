@@ -613,7 +613,8 @@ pub enum EvalCmd {
     },
     /// Retrieval recall on real coding-agent histories (the corpus in `data/real`: public
     /// repositories' Aider and SpecStory histories, hand-labelled), captured and indexed by
-    /// Cairn's own code; each labelled request searched as it was asked. The retriever and
+    /// Cairn's own code; each labelled request searched as it was asked. The retriever with
+    /// search's settings, with the settings for a request (the turn note's candidates) and
     /// plain BM25 side by side, per split.
     Real {
         /// The corpus folder (sources.json, split.json, labels/hand.jsonl, raw/).

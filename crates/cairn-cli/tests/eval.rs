@@ -1183,7 +1183,7 @@ fn eval_real_measures_recall_of_labelled_turns_and_the_label_rule() {
     assert_eq!(train["unmatched"], 0, "every label found in the store: {v}");
     let setups = train["setups"].as_array().unwrap();
     let names: Vec<&str> = setups.iter().filter_map(|s| s["setup"].as_str()).collect();
-    assert_eq!(names, ["cairn", "bm25"], "{v}");
+    assert_eq!(names, ["cairn", "cairn-requests", "bm25"], "{v}");
     for s in setups {
         assert_eq!(s["n"], 1, "{s}");
         assert_eq!(s["any_at_10"], 1.0, "the labelled turn is found: {s}");

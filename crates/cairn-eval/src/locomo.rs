@@ -424,6 +424,7 @@ pub async fn locomo(
                         mode: setup.mode,
                         rerank: setup.rerank,
                         now: memory.now,
+                        recent_project: None,
                     })
                     .await?;
                 times

@@ -430,13 +430,20 @@ fn lay_out(raw: &Path, source: &Source, project: &Path) -> anyhow::Result<usize>
     Ok(n)
 }
 
-/// The setups compared by default: the retriever as search uses it, and plain BM25.
+/// The setups compared by default: the retriever as search uses it, as a request asked as
+/// a query uses it (the latest records among the candidates), and plain BM25.
 fn real_setups() -> Vec<Setup> {
     vec![
         Setup {
             name: "cairn".into(),
             mode: SearchMode::Hybrid,
             tuning: Tuning::default(),
+            rerank: false,
+        },
+        Setup {
+            name: "cairn-requests".into(),
+            mode: SearchMode::Hybrid,
+            tuning: Tuning::requests(),
             rerank: false,
         },
         Setup {
@@ -569,6 +576,7 @@ async fn measure(
                         mode: setup.mode,
                         rerank: setup.rerank,
                         now: at,
+                        recent_project: None,
                     })
                     .await?;
                 tally.times.push(started.elapsed().as_secs_f64() * 1000.0);

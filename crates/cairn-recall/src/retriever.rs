@@ -197,6 +197,9 @@ pub struct Query {
     pub rerank: bool,
     /// What "yesterday" or "in May" mean: the time of asking.
     pub now: Timestamp,
+    /// Whose latest records join the candidates ([`Tuning::recent`]): this project's, the
+    /// one a request is asked in (`None`: the text query's project, else every project's).
+    pub recent_project: Option<String>,
 }
 
 /// The retriever: cheap to build (shared parts), one per search or kept.
@@ -281,6 +284,64 @@ impl Retriever {
             let gone = |k: &Key| k.0 == ci && !places.contains_key(k);
             found.keyword.retain(|k, _| !gone(k));
             found.dense.retain(|k, _| !gone(k));
+        }
+        // What was done last joins the candidates: the latest records before the query's
+        // time (of its project when it names one), the asking session left out. A corpus with
+        // its own test holds them to it (read more: its own session's turns come first).
+        let mut latest: HashMap<Key, usize> = HashMap::new();
+        if t.recent > 0 {
+            for (ci, corpus) in self.corpora.iter().enumerate() {
+                let Some(store) = &corpus.store else { continue };
+                let cut = match (q.text.before, corpus.before) {
+                    (Some(a), Some(b)) => a.min(b),
+                    (a, b) => a.or(b).unwrap_or(q.now),
+                };
+                let rows = if corpus.keep.is_some() {
+                    t.recent * 4 + 200
+                } else {
+                    t.recent
+                };
+                let newest = store
+                    .latest_records(
+                        q.recent_project.as_deref().or(q.text.project.as_deref()),
+                        cut,
+                        q.text.exclude_session.as_deref(),
+                        u32::try_from(rows).unwrap_or(u32::MAX),
+                    )
+                    .await?;
+                let mut ids = Vec::new();
+                for id in newest {
+                    if ids.len() >= t.recent {
+                        break;
+                    }
+                    let key = (ci, id);
+                    if places.contains_key(&key) {
+                        latest.insert(key.clone(), ids.len());
+                        ids.push(key.1);
+                        continue;
+                    }
+                    if let Some(keep) = &corpus.keep {
+                        let kept = corpus
+                            .text
+                            .record_chunk(&key.1, None)?
+                            .is_some_and(|h| keep(&h));
+                        if !kept {
+                            continue;
+                        }
+                    }
+                    latest.insert(key.clone(), ids.len());
+                    ids.push(key.1);
+                }
+                let new: Vec<String> = ids
+                    .into_iter()
+                    .filter(|id| !places.contains_key(&(ci, id.clone())))
+                    .collect();
+                if !new.is_empty() {
+                    for (id, p) in store.session_places(&new).await? {
+                        places.insert((ci, id), p);
+                    }
+                }
+            }
         }
         // Corpora without a store: a dense-only hit's metadata from its own index.
         let dense_only: Vec<Key> = found
@@ -434,6 +495,16 @@ impl Retriever {
         let in_range = |ts: Timestamp| {
             q.text.since.is_none_or(|s| ts >= s) && q.text.until.is_none_or(|u| ts <= u)
         };
+        // Among the latest records: by order, more for a query that says little.
+        let vague = 4.0 / (4.0 + crate::stop::content_words(&q.text.text) as f32);
+        let latest_lift = |key: &Key| -> f32 {
+            match latest.get(key) {
+                Some(&i) if t.recent > 0 => {
+                    t.recent_weight * (1.0 - i as f32 / t.recent as f32) * vague
+                }
+                _ => 0.0,
+            }
+        };
         let mut scored: Vec<(Key, f32, bool)> = Vec::with_capacity(keys.len());
         for key in keys {
             let own = base.get(key).copied().unwrap_or(0.0);
@@ -464,6 +535,7 @@ impl Retriever {
                             + t.session_weight * session
                             + if dated { t.date_weight } else { 0.0 }
                             + recent
+                            + latest_lift(key)
                             + if t.speaker_weight > 0.0 && named(&p.author) {
                                 t.speaker_weight
                             } else {

@@ -135,9 +135,25 @@ pub fn keyword_text(text: &str) -> String {
     }
 }
 
+/// How many content words the text has: its words (runs of letters and digits) that are
+/// not function words.
+pub fn content_words(text: &str) -> usize {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !is_stop(w))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn content_words_leave_function_words_out() {
+        assert_eq!(content_words("what is next?"), 1);
+        assert_eq!(content_words("Start Phase 3"), 3);
+        assert_eq!(content_words("the and of"), 0);
+        assert_eq!(content_words("fix src/main.rs: port 8080"), 6);
+    }
 
     #[test]
     fn the_list_is_sorted_for_binary_search() {

@@ -60,6 +60,18 @@ pub struct Tuning {
     pub recency_weight: f32,
     /// The half-life of [`Tuning::recency_weight`], in days.
     pub recency_days: f32,
+    /// How many of the latest records before the query's time join the candidates (of the
+    /// query's project when it names one; the asking session left out), whether or not a
+    /// search found them: "next", "Start Phase 3" or "what is left?" name nothing a search
+    /// can match, and are about what was done last. They are scored like every candidate
+    /// (their own score is 0 unless a search found them too), plus [`Tuning::recent_weight`].
+    pub recent: usize,
+    /// What being among the latest records adds: `recent_weight × (1 − i / recent) × 4 /
+    /// (4 + n)` for the `i`-th latest (0: the last one), `n` the query's content words
+    /// (function words left out). By order, not age: a day of dense work and a month of
+    /// slow work both put what came last first; and a request that says little leans on it
+    /// more than a long, specific one.
+    pub recent_weight: f32,
 }
 
 impl Default for Tuning {
@@ -83,11 +95,27 @@ impl Default for Tuning {
             speaker_weight: 0.0,
             recency_weight: 0.2,
             recency_days: 7.0,
+            recent: 0,
+            recent_weight: 0.0,
         }
     }
 }
 
 impl Tuning {
+    /// For a request asked as a query (what an agent was asked, not words typed into a
+    /// search box): search's settings with the latest records among the candidates, lifted by
+    /// order ([`Tuning::recent`] 10, [`Tuning::recent_weight`] 1.0, chosen on the real
+    /// histories' train split: `docs/retrieval-experiments.md`, run 6). A search keeps
+    /// [`Tuning::default`]: words typed to find something should find what matches them, not
+    /// what came last.
+    pub fn requests() -> Self {
+        Self {
+            recent: 10,
+            recent_weight: 1.0,
+            ..Self::default()
+        }
+    }
+
     /// Plain hybrid search: each record alone, fused 0.7 dense / 0.3 keyword (what search
     /// did before the retriever had neighbours, sessions and dates).
     pub fn plain() -> Self {
@@ -102,6 +130,8 @@ impl Tuning {
             stopwords: false,
             speaker_weight: 0.0,
             recency_weight: 0.0,
+            recent: 0,
+            recent_weight: 0.0,
             ..Self::default()
         }
     }

@@ -121,6 +121,7 @@ fn query(text: &str, mode: SearchMode, rerank: bool) -> Query {
         mode,
         rerank,
         now: chrono::DateTime::from_timestamp(T0 + 86_400 * 30, 0).unwrap(),
+        recent_project: None,
     }
 }
 
@@ -776,4 +777,74 @@ async fn of_two_equal_matches_the_more_recent_leads_by_default() {
     .await
     .unwrap();
     assert_eq!(ids(&hits), ["a_old", "b_new"]);
+}
+
+#[tokio::test]
+async fn the_latest_records_join_the_candidates_of_a_request_that_names_nothing() {
+    // "next", asked in session s4 on day 30: no search matches it; what it is about is what
+    // was done last in the other sessions.
+    let day = 86_400;
+    let m = remember(&[
+        turn("a_first", "s1", 0, &["set up the orders table"]),
+        turn("b_middle", "s2", day * 29, &["migrated orders to postgres"]),
+        turn("c_last", "s3", day * 29 + 60, &["phase one done, CI green"]),
+        turn("d_own", "s4", day * 29 + 600, &["started phase two"]),
+        turn("e_after", "s5", day * 30 + 100, &["phase two merged"]),
+    ])
+    .await;
+    let now = chrono::DateTime::from_timestamp(T0 + day * 30, 0).unwrap();
+    let mut q = Query {
+        now,
+        ..query("next", SearchMode::Bm25, false)
+    };
+    q.text.exclude_session = Some("s4".into());
+    let with = |recent: usize, recent_weight: f32| Tuning {
+        recent,
+        recent_weight,
+        ..Tuning::default()
+    };
+    let search = |tuning: Tuning, corpus: Corpus, q: Query| async move {
+        Retriever {
+            tuning,
+            ..retriever(vec![corpus], None)
+        }
+        .search(&q)
+        .await
+        .unwrap()
+        .0
+    };
+    let hits = search(with(0, 0.0), records(&m), q.clone()).await;
+    assert!(hits.is_empty(), "{:?}", ids(&hits));
+    // The two latest before the query's time, the asking session left out.
+    let hits = search(with(2, 0.0), records(&m), q.clone()).await;
+    assert_eq!(ids(&hits), ["c_last", "b_middle"]);
+    // A corpus with its own test (the asking session, the time) holds them to it.
+    let tested = Corpus {
+        keep: Some(Arc::new(move |h: &TextHit| {
+            h.session_id != "s4" && h.timestamp < now
+        })),
+        before: Some(now),
+        ..records(&m)
+    };
+    let mut unfiltered = q.clone();
+    unfiltered.text.exclude_session = None;
+    let hits = search(with(2, 0.0), tested, unfiltered).await;
+    assert_eq!(ids(&hits), ["c_last", "b_middle"]);
+    // Being among them lifts by order, the last one most, and more for a request that says
+    // little than for a long, specific one.
+    let plain = search(with(2, 0.0), records(&m), q.clone()).await;
+    let lifted = search(with(2, 0.5), records(&m), q.clone()).await;
+    assert_eq!(ids(&lifted), ["c_last", "b_middle"]);
+    let gain = |i: usize| lifted[i].hit.score - plain[i].hit.score;
+    // "next": one content word, 0.5 × 4/5 for the last, half that for the one before.
+    assert!((gain(0) - 0.4).abs() < 1e-4, "{}", gain(0));
+    assert!((gain(1) - 0.2).abs() < 1e-4, "{}", gain(1));
+    let mut long = q.clone();
+    long.text.text = "please carry on with the rollout plan for the billing service and \
+                      its dashboards next"
+        .into();
+    let long_plain = search(with(2, 0.0), records(&m), long.clone()).await;
+    let long_lifted = search(with(2, 0.5), records(&m), long).await;
+    let long_gain = long_lifted[0].hit.score - long_plain[0].hit.score;
+    assert!(long_gain > 0.0 && long_gain < 0.2, "{long_gain}");
 }

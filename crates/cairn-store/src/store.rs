@@ -601,6 +601,56 @@ impl Store {
         Ok(out)
     }
 
+    /// The latest records before `before`, newest first (by time, then capture order), at
+    /// most `limit` ids, a revision counted once: of `project` only when one is given (one walk
+    /// back along the `records_project` index, else `records_started`), the session
+    /// `exclude_session` left out. What was done last, which a request that says little
+    /// about what it needs is most often about (the retriever's `recent` candidates).
+    pub async fn latest_records(
+        &self,
+        project: Option<&str>,
+        before: Timestamp,
+        exclude_session: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<String>> {
+        let mut values: Vec<sea_orm::Value> = Vec::new();
+        let mut sql = String::from("SELECT id FROM records ");
+        match project {
+            Some(p) => {
+                sql.push_str("INDEXED BY records_project WHERE project = ? AND started_at < ?");
+                values.push(p.to_owned().into());
+            }
+            None => sql.push_str("INDEXED BY records_started WHERE started_at < ?"),
+        }
+        values.push(ts_text(&before).into());
+        if let Some(s) = exclude_session {
+            sql.push_str(" AND session_id != ?");
+            values.push(s.to_owned().into());
+        }
+        // Revisions share an id: read a few more rows than asked for.
+        sql.push_str(" ORDER BY started_at DESC, seq DESC LIMIT ?");
+        values.push(i64::from(limit.saturating_mul(2)).into());
+        let rows = self
+            .db
+            .query_all(Statement::from_sql_and_values(
+                self.db.get_database_backend(),
+                &sql,
+                values,
+            ))
+            .await?;
+        let mut out: Vec<String> = Vec::new();
+        for row in rows {
+            let id: String = row.try_get("", "id")?;
+            if !out.contains(&id) {
+                out.push(id);
+            }
+            if out.len() >= limit as usize {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     /// Per framework: its sessions, its requests, and the first and last request's time —
     /// what the first run shows of each agent's history.
     pub async fn framework_spans(&self) -> Result<Vec<FrameworkSpan>> {

@@ -92,28 +92,39 @@ impl Memory {
         corpora: Vec<Corpus>,
         text: TextQuery,
         at: Option<Timestamp>,
+        asked: Asked,
     ) -> Result<Vec<Hit>> {
         let now = at.unwrap_or_else(chrono::Utc::now);
         let rerank = self.reranker.is_some();
         let (embedder, reranker) = (self.embedder.clone(), self.reranker.clone());
+        let (tuning, recent_project) = match asked {
+            Asked::Request { project } => (Tuning::requests(), project),
+            Asked::Search => (Tuning::default(), None),
+        };
         let (hits, _) = Retriever {
             corpora,
             embedder,
             reranker,
-            // The ranker's inputs (fused score, gap to the best) were learned from a
-            // retriever with no recency lift: the note's candidates are scored as they were.
-            tuning: Tuning {
-                recency_weight: 0.0,
-                ..Tuning::default()
-            },
+            tuning,
         }
         .search(&Query {
             text,
             mode: SearchMode::Hybrid,
             rerank,
             now,
+            recent_project,
         })
         .await?;
         Ok(hits)
     }
+}
+
+/// How a retrieval is asked.
+pub(crate) enum Asked {
+    /// A turn's request as it was written, in `project`: asked with the retriever's
+    /// settings for requests (the latest records of the project among the candidates), which
+    /// the ranker's inputs (fused score, gap to the best) were learned from.
+    Request { project: Option<String> },
+    /// A search's words: the retriever's settings for search.
+    Search,
 }

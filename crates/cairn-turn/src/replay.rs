@@ -613,7 +613,12 @@ impl Memory {
             context_boost: None,
         };
         let hits = self
-            .retrieve(recall.corpora.clone(), tq, Some(q.at))
+            .retrieve(
+                recall.corpora.clone(),
+                tq,
+                Some(q.at),
+                crate::memory::Asked::Search,
+            )
             .await?;
         let baseline = hits
             .iter()

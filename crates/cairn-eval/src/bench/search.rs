@@ -554,6 +554,7 @@ pub async fn phase(
                 mode: SearchMode::Hybrid,
                 rerank: false,
                 now: chrono::Utc::now(),
+                recent_project: None,
             })
             .await?;
         fused.push(ms(t.elapsed()));
@@ -582,6 +583,7 @@ pub async fn phase(
                     mode: SearchMode::Hybrid,
                     rerank: false,
                     now: chrono::Utc::now(),
+                    recent_project: None,
                 })
                 .await?;
             took.push(ms(t.elapsed()));
