@@ -239,18 +239,17 @@ impl Memory {
             sessions.truncate(note::RECENT_SESSIONS);
             Ok::<_, Error>(Some(note::Recent { sessions }))
         };
-        let (hits, recent) =
-            tokio::join!(
-                self.retrieve(
-                    corpora,
-                    q,
-                    replayed.then_some(now),
-                    crate::memory::Asked::Request {
-                        project: req.project.clone()
-                    }
-                ),
-                recent
-            );
+        let (hits, recent) = tokio::join!(
+            self.retrieve(
+                corpora,
+                q,
+                replayed.then_some(now),
+                crate::memory::Asked::Request {
+                    project: req.project.clone()
+                }
+            ),
+            recent
+        );
         let (hits, recent) = (hits?, recent?);
         let (known, names_known) = match known_words {
             Some(task) => task.await.unwrap_or((None, None)),
