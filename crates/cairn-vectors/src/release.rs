@@ -166,6 +166,25 @@ fn page_size() -> usize {
     4096
 }
 
+/// How many malloc arenas glibc may keep (see [`cap_malloc_arenas`]).
+pub const MALLOC_ARENAS: i32 = 2;
+
+/// Caps the C allocator's arenas at [`MALLOC_ARENAS`], before the process starts its threads.
+/// glibc gives threads that allocate at the same time arenas of their own, up to eight per
+/// core, and keeps what each arena once held: the query embedding's threads, the blocking
+/// pool's and the index's each grow one, and a search service keeps them all. Under
+/// `cairn bench search`'s query load the cap took 10–15 MiB off the resident memory after
+/// and at the peak (docs/figures/search.md), at the same query times. Elsewhere (another C
+/// library, another system) nothing is done.
+pub fn cap_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a tuning parameter of glibc's allocator; M_ARENA_MAX with
+    // a positive value is documented and may be set at any time (arenas already made stay).
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,24 +282,5 @@ mod tests {
         assert_eq!(release_mapped_pages(&root.join("elsewhere")), 0);
         // SAFETY: unmapping the mapping made above; `mapped` is not used after this.
         unsafe { libc::munmap(ptr, len) };
-    }
-}
-
-/// How many malloc arenas glibc may keep (see [`cap_malloc_arenas`]).
-pub const MALLOC_ARENAS: i32 = 2;
-
-/// Caps the C allocator's arenas at [`MALLOC_ARENAS`], before the process starts its threads.
-/// glibc gives threads that allocate at the same time arenas of their own, up to eight per
-/// core, and keeps what each arena once held: the query embedding's threads, the blocking
-/// pool's and the index's each grow one, and a search service keeps them all. Under
-/// `cairn bench search`'s query load the cap took 10–15 MiB off the resident memory after
-/// and at the peak (docs/figures/search.md), at the same query times. Elsewhere (another C
-/// library, another system) nothing is done.
-pub fn cap_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets a tuning parameter of glibc's allocator; M_ARENA_MAX with
-    // a positive value is documented and may be set at any time (arenas already made stay).
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
     }
 }
