@@ -315,12 +315,10 @@ impl Retriever {
                         break;
                     }
                     let key = (ci, id);
-                    if places.contains_key(&key) {
-                        latest.insert(key.clone(), ids.len());
-                        ids.push(key.1);
-                        continue;
-                    }
-                    if let Some(keep) = &corpus.keep {
+                    // A candidate already found passed the corpus's test.
+                    if !places.contains_key(&key)
+                        && let Some(keep) = &corpus.keep
+                    {
                         let kept = corpus
                             .text
                             .record_chunk(&key.1, None)?

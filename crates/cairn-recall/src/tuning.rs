@@ -130,8 +130,6 @@ impl Tuning {
             stopwords: false,
             speaker_weight: 0.0,
             recency_weight: 0.0,
-            recent: 0,
-            recent_weight: 0.0,
             ..Self::default()
         }
     }
