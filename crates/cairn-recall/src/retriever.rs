@@ -242,6 +242,59 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 impl Retriever {
+    /// The latest records of each corpus with a store before the query's time (of the
+    /// query's project when it names one, the asking session left out), newest first, at most
+    /// [`Tuning::recent`] of them; a corpus with its own test holds them to it (more are read
+    /// for it). Empty lists when the tuning asks for none.
+    async fn latest(&self, q: &Query) -> Result<Vec<Vec<String>>, Error> {
+        let t = &self.tuning;
+        let mut out = Vec::with_capacity(self.corpora.len());
+        for corpus in &self.corpora {
+            let Some(store) = corpus.store.as_ref().filter(|_| t.recent > 0) else {
+                out.push(Vec::new());
+                continue;
+            };
+            let cut = match (q.text.before, corpus.before) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).unwrap_or(q.now),
+            };
+            let rows = if corpus.keep.is_some() {
+                t.recent * 4 + 200
+            } else {
+                t.recent
+            };
+            let newest = store
+                .latest_records(
+                    q.recent_project.as_deref().or(q.text.project.as_deref()),
+                    cut,
+                    q.text.exclude_session.as_deref(),
+                    u32::try_from(rows).unwrap_or(u32::MAX),
+                )
+                .await?;
+            let ids = match corpus.keep.clone() {
+                None => newest.into_iter().take(t.recent).collect(),
+                Some(keep) => {
+                    let (text, recent) = (corpus.text.clone(), t.recent);
+                    blocking(move || -> Result<Vec<String>, Error> {
+                        let mut kept = Vec::with_capacity(recent);
+                        for id in newest {
+                            if kept.len() >= recent {
+                                break;
+                            }
+                            if text.record_chunk(&id, None)?.is_some_and(|h| keep(&h)) {
+                                kept.push(id);
+                            }
+                        }
+                        Ok(kept)
+                    })
+                    .await??
+                }
+            };
+            out.push(ids);
+        }
+        Ok(out)
+    }
+
     /// Searches every corpus and ranks what it finds as one list (see the module docs).
     /// Without an embedder or vectors, dense and hybrid fall back to BM25 (said in the
     /// notes); a failing cross-encoder leaves the fused order (said too).
@@ -260,12 +313,17 @@ impl Retriever {
         };
         let this = self.clone();
         let tq = q.text.clone();
-        let mut found = blocking(move || this.candidates(&tq, mode)).await??;
+        let t = &self.tuning;
+        // What was done last is read beside the search: it does not depend on what the
+        // search finds.
+        let (found, newest) =
+            tokio::join!(blocking(move || this.candidates(&tq, mode)), self.latest(q));
+        let (mut found, newest) = (found??, newest?);
         let mut stages = found.stages;
         let clock = Instant::now();
-        let t = &self.tuning;
-        // Where each record candidate sits in its session; a record gone from the store
-        // (cleared meanwhile) is dropped here.
+        // Where each record candidate, and each of the latest records, sits in its session
+        // (one read per corpus); a record gone from the store (cleared meanwhile) is dropped
+        // here.
         let mut places: HashMap<Key, cairn_store::SessionPlace> = HashMap::new();
         for (ci, corpus) in self.corpora.iter().enumerate() {
             let Some(store) = &corpus.store else { continue };
@@ -275,9 +333,13 @@ impl Retriever {
                 .chain(found.dense.keys())
                 .filter(|k| k.0 == ci)
                 .map(|k| k.1.clone())
+                .chain(newest.get(ci).into_iter().flatten().cloned())
                 .collect::<HashSet<_>>()
                 .into_iter()
                 .collect();
+            if ids.is_empty() {
+                continue;
+            }
             for (id, p) in store.session_places(&ids).await? {
                 places.insert((ci, id), p);
             }
@@ -285,59 +347,14 @@ impl Retriever {
             found.keyword.retain(|k, _| !gone(k));
             found.dense.retain(|k, _| !gone(k));
         }
-        // What was done last joins the candidates: the latest records before the query's
-        // time (of its project when it names one), the asking session left out. A corpus with
-        // its own test holds them to it (read more: its own session's turns come first).
+        // What was done last joins the candidates (read beside the search above), by order.
         let mut latest: HashMap<Key, usize> = HashMap::new();
-        if t.recent > 0 {
-            for (ci, corpus) in self.corpora.iter().enumerate() {
-                let Some(store) = &corpus.store else { continue };
-                let cut = match (q.text.before, corpus.before) {
-                    (Some(a), Some(b)) => a.min(b),
-                    (a, b) => a.or(b).unwrap_or(q.now),
-                };
-                let rows = if corpus.keep.is_some() {
-                    t.recent * 4 + 200
-                } else {
-                    t.recent
-                };
-                let newest = store
-                    .latest_records(
-                        q.recent_project.as_deref().or(q.text.project.as_deref()),
-                        cut,
-                        q.text.exclude_session.as_deref(),
-                        u32::try_from(rows).unwrap_or(u32::MAX),
-                    )
-                    .await?;
-                let mut ids = Vec::new();
-                for id in newest {
-                    if ids.len() >= t.recent {
-                        break;
-                    }
-                    let key = (ci, id);
-                    // A candidate already found passed the corpus's test.
-                    if !places.contains_key(&key)
-                        && let Some(keep) = &corpus.keep
-                    {
-                        let kept = corpus
-                            .text
-                            .record_chunk(&key.1, None)?
-                            .is_some_and(|h| keep(&h));
-                        if !kept {
-                            continue;
-                        }
-                    }
-                    latest.insert(key.clone(), ids.len());
-                    ids.push(key.1);
-                }
-                let new: Vec<String> = ids
-                    .into_iter()
-                    .filter(|id| !places.contains_key(&(ci, id.clone())))
-                    .collect();
-                if !new.is_empty() {
-                    for (id, p) in store.session_places(&new).await? {
-                        places.insert((ci, id), p);
-                    }
+        for (ci, ids) in newest.into_iter().enumerate() {
+            for (i, id) in ids.into_iter().enumerate() {
+                let key = (ci, id);
+                // A record gone from the store meanwhile has no place and is no candidate.
+                if places.contains_key(&key) {
+                    latest.insert(key, i);
                 }
             }
         }

@@ -573,3 +573,98 @@ async fn the_judge_never_sees_a_secret_of_the_live_prompt() {
     );
     handle.shutdown().await;
 }
+
+/// A named input of a `note_why` entry.
+fn feature(entry: &Value, name: &str) -> Option<f64> {
+    entry["features"]
+        .as_array()?
+        .iter()
+        .find(|f| f["name"] == name)?["value"]
+        .as_f64()
+}
+
+/// A request that names nothing ("next"): the project's latest records before the turn are
+/// among the note's candidates though no search finds them, the newer scored higher;
+/// the asking conversation's own records, another project's newer record and what was
+/// remembered after a replayed turn are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_names_nothing_has_the_projects_latest_records_among_its_candidates() {
+    let home = tempfile::tempdir().unwrap();
+    let handle = start(home.path()).await;
+    let service = handle.service().clone();
+    let (earlier, own, later) = seed(&service).await;
+    // Another project's record, newer than every record of billing before the turn.
+    let mut other = record(
+        "s-other",
+        1,
+        10,
+        "tidy the readme install section",
+        "Tidied the README.",
+    );
+    other.project = Some("github.com/acme/website".into());
+    service
+        .store()
+        .append_records(&[(other.clone(), Vec::new())])
+        .await
+        .unwrap();
+    service.sync_index().await.unwrap();
+    service.sync_dense().await.unwrap();
+
+    let note = service
+        .dispatch(
+            "turn_note",
+            json!({
+                "framework": "claude-code",
+                "project": "github.com/acme/billing",
+                "session_id": "s-now",
+                "prompt": "next",
+                "at": "2026-03-21T00:00:00Z",
+            }),
+        )
+        .await
+        .unwrap();
+    let why = service
+        .dispatch("note_why", json!({"turn": note["turn"]}))
+        .await
+        .unwrap();
+    let cands = ids(&why["entries"]);
+    // Billing's five records before the turn, its asking session left out: the earlier fact
+    // and the four filler requests (the newest the last filler, day 4).
+    let newest = RecordId::derive("claude-code", "s-filler", "3");
+    let billing: Vec<String> = (0..4)
+        .map(|n| {
+            RecordId::derive("claude-code", "s-filler", &n.to_string())
+                .as_str()
+                .to_owned()
+        })
+        .chain([earlier])
+        .collect();
+    for id in &billing {
+        assert!(cands.contains(id), "{id} is not a candidate: {why}");
+    }
+    for id in [&own, &later, &other.id.as_str().to_owned()] {
+        assert!(!cands.contains(id), "{id} is a candidate: {why}");
+    }
+    let fused = |id: &str| {
+        why["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .and_then(|e| feature(e, "fused"))
+            .unwrap_or(0.0)
+    };
+    // The filler requests share no word with the question (the earlier fact is found by
+    // the asking conversation's previous request, which joins a short prompt): lifted by
+    // order, the newest most.
+    for pair in billing[..4].windows(2).rev() {
+        let (older, newer) = (&pair[0], &pair[1]);
+        assert!(
+            fused(newer) > fused(older) && fused(older) > 0.0,
+            "{newer} ({}) is not scored above {older} ({}): {why}",
+            fused(newer),
+            fused(older)
+        );
+    }
+    assert_eq!(billing[3], newest.as_str());
+}

@@ -464,6 +464,49 @@ fn decided(
     Ok(note["note"].is_string())
 }
 
+/// Waits until the daemon says (`cairn status --json`, worker `models`) that it loaded its
+/// models, at most `wait`; an error names what it said last.
+fn wait_for_models(
+    exe: &Path,
+    home: &Path,
+    fake_home: &Path,
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut last = String::from("nothing");
+    while started.elapsed() < wait {
+        let out = Command::new(exe)
+            .env("CAIRN_HOME", home)
+            .env("HOME", fake_home)
+            .env_remove(cairn_config::RECURSION_GUARD)
+            .env_remove("CAIRN_LOG")
+            .args(["status", "--json"])
+            .stdin(Stdio::null())
+            .output()
+            .context("cannot run `cairn status`")?;
+        if let Ok(status) = serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            && let Some(models) = status["workers"]
+                .as_array()
+                .and_then(|w| w.iter().find(|w| w["name"] == "models"))
+        {
+            let detail = models["detail"].as_str().unwrap_or_default();
+            if models["state"] == "idle" && detail.starts_with("embedder:") {
+                anyhow::ensure!(
+                    !detail.starts_with("embedder: none"),
+                    "the daemon loaded no embedder ({detail}): the hook runs would be keyword-only"
+                );
+                return Ok(());
+            }
+            last = format!("{} ({detail})", models["state"]);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    anyhow::bail!(
+        "the daemon had not loaded its models after {} s (last: {last})",
+        wait.as_secs()
+    )
+}
+
 /// A busy loop on every core until dropped: a build running beside the agent.
 struct Hog {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -514,10 +557,13 @@ fn hook_up(
 ) -> anyhow::Result<HookUp> {
     let (load, deadline_ms, quiet) = (args.load, args.deadline_ms, args.json);
     let _daemon = start_daemon(home, fake_home, deadline_ms, Duration::from_secs(120))?;
-    // Warm-up through `cairn turn-note --dry-run`, a client of the daemon with no deadline:
-    // the daemon loads its models, vector index and ranker on first use.
+    // The daemon loads its embedder and vector index in the background after it starts, and
+    // until then its notes are keyword-only: the runs wait for them, so each hook asks what
+    // the later re-ask without a deadline asks. Then a warm-up through `cairn turn-note
+    // --dry-run` (a client of the daemon with no deadline) loads the ranker.
     let exe = std::env::current_exe().context("cannot find this program's path")?;
     let started = Instant::now();
+    wait_for_models(&exe, home, fake_home, Duration::from_secs(180))?;
     for (i, p) in PROMPTS[..3].iter().enumerate() {
         decided(&exe, home, fake_home, &projects[i].1, "bench-warm-up", p)?;
     }
