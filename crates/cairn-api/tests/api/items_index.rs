@@ -10,7 +10,7 @@ use cairn_core::{Certainty, Item, ItemEventKind, ItemId, ItemKind, NewItemEvent}
 use serde_json::json;
 
 use crate::embed_with::counting;
-use crate::turn_note::start_as;
+use crate::turn_note::{remember, start_as};
 
 const PORT: &str = "The staging Postgres database listens on port 6543.";
 const RELEASE: &str = "Releases are tagged from the main branch after the changelog is updated.";
@@ -108,13 +108,7 @@ async fn add_record(service: &Service) {
         content: json!({}),
         source: None,
     };
-    service
-        .store()
-        .append_records(&[(rec, Vec::new())])
-        .await
-        .unwrap();
-    service.sync_index().await.unwrap();
-    service.sync_dense().await.unwrap();
+    remember(service, &[(rec, Vec::new())]).await;
 }
 
 /// Searches by meaning until `id` comes first (the daemon's worker indexes in the

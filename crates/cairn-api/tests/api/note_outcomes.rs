@@ -13,7 +13,7 @@ use cairn_core::{
 };
 use serde_json::{Value, json};
 
-use crate::turn_note::start;
+use crate::turn_note::{remember, start};
 
 const SESSION: &str = "0f6b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d";
 
@@ -473,13 +473,7 @@ async fn a_logged_turn_keeps_what_its_note_said_of_each_shown_entry() {
         "The staging Postgres listens on port 6543, not 5432: DATABASE_URL in .env.staging \
          points at 6543.",
     );
-    service
-        .store()
-        .append_records(&[(fact, Vec::new())])
-        .await
-        .unwrap();
-    service.sync_index().await.unwrap();
-    service.sync_dense().await.unwrap();
+    remember(&service, &[(fact, Vec::new())]).await;
     let note = service
         .dispatch(
             "turn_note",

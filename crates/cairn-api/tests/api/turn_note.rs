@@ -45,6 +45,17 @@ pub(crate) async fn start_as(home: &Path, host: Host) -> ServiceHandle {
     .unwrap()
 }
 
+/// Stores `records` and indexes them (keyword and vectors) as capture's pass would, not left
+/// to the race with the indexing worker.
+pub(crate) async fn remember(
+    service: &cairn_api::Service,
+    records: &[(NewRecord, Vec<cairn_core::Chunk>)],
+) {
+    service.store().append_records(records).await.unwrap();
+    service.sync_index().await.unwrap();
+    service.sync_dense().await.unwrap();
+}
+
 fn record(session: &str, n: u32, day: u32, request: &str, answer: &str) -> NewRecord {
     let at = chrono::DateTime::parse_from_rfc3339(&format!("2026-03-{day:02}T10:00:00Z"))
         .unwrap()
@@ -119,9 +130,7 @@ async fn seed(service: &cairn_api::Service) -> (String, String, String) {
     );
     batch.push((own.clone(), Vec::new()));
     batch.push((later.clone(), Vec::new()));
-    service.store().append_records(&batch).await.unwrap();
-    service.sync_index().await.unwrap();
-    service.sync_dense().await.unwrap();
+    remember(service, &batch).await;
     (
         earlier.id.as_str().to_owned(),
         own.id.as_str().to_owned(),
@@ -602,13 +611,7 @@ async fn a_request_that_names_nothing_has_the_projects_latest_records_among_its_
         "Tidied the README.",
     );
     other.project = Some("github.com/acme/website".into());
-    service
-        .store()
-        .append_records(&[(other.clone(), Vec::new())])
-        .await
-        .unwrap();
-    service.sync_index().await.unwrap();
-    service.sync_dense().await.unwrap();
+    remember(&service, &[(other.clone(), Vec::new())]).await;
 
     let note = service
         .dispatch(
