@@ -563,28 +563,13 @@ impl Store {
         sessions: usize,
         rows: u32,
     ) -> Result<Vec<RecentSession>> {
-        let found = self
-            .db
-            .query_all(Statement::from_sql_and_values(
-                self.db.get_database_backend(),
-                "SELECT id, framework, session_id FROM records INDEXED BY records_project
-                 WHERE project = ? AND started_at < ? ORDER BY started_at DESC, seq DESC LIMIT ?",
-                [
-                    project.to_owned().into(),
-                    ts_text(&before).into(),
-                    i64::from(rows).into(),
-                ],
-            ))
-            .await?;
+        let found = self.walk_back(Some(project), before, None, rows).await?;
         let mut out: Vec<RecentSession> = Vec::new();
         let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for row in found {
-            let id: String = row.try_get("", "id")?;
+        for (id, framework, session_id) in found {
             if !seen.insert(id.clone()) {
                 continue;
             }
-            let framework: String = row.try_get("", "framework")?;
-            let session_id: String = row.try_get("", "session_id")?;
             match out
                 .iter()
                 .position(|s| s.session_id == session_id && s.framework == framework)
@@ -613,8 +598,35 @@ impl Store {
         exclude_session: Option<&str>,
         limit: u32,
     ) -> Result<Vec<String>> {
+        // Revisions share an id: read a few more rows than asked for.
+        let rows = self
+            .walk_back(project, before, exclude_session, limit.saturating_mul(2))
+            .await?;
+        let mut out: Vec<String> = Vec::new();
+        for (id, _, _) in rows {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+            if out.len() >= limit as usize {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The records before `before`, newest first (by time, then capture order), at most
+    /// `rows` rows (a revision is a row of its own), as (id, framework, session): of `project`
+    /// only when one is given (one walk back along the `records_project` index, else
+    /// `records_started`), the session `exclude_session` left out.
+    async fn walk_back(
+        &self,
+        project: Option<&str>,
+        before: Timestamp,
+        exclude_session: Option<&str>,
+        rows: u32,
+    ) -> Result<Vec<(String, String, String)>> {
         let mut values: Vec<sea_orm::Value> = Vec::new();
-        let mut sql = String::from("SELECT id FROM records ");
+        let mut sql = String::from("SELECT id, framework, session_id FROM records ");
         match project {
             Some(p) => {
                 sql.push_str("INDEXED BY records_project WHERE project = ? AND started_at < ?");
@@ -627,10 +639,9 @@ impl Store {
             sql.push_str(" AND session_id != ?");
             values.push(s.to_owned().into());
         }
-        // Revisions share an id: read a few more rows than asked for.
         sql.push_str(" ORDER BY started_at DESC, seq DESC LIMIT ?");
-        values.push(i64::from(limit.saturating_mul(2)).into());
-        let rows = self
+        values.push(i64::from(rows).into());
+        let found = self
             .db
             .query_all(Statement::from_sql_and_values(
                 self.db.get_database_backend(),
@@ -638,17 +649,16 @@ impl Store {
                 values,
             ))
             .await?;
-        let mut out: Vec<String> = Vec::new();
-        for row in rows {
-            let id: String = row.try_get("", "id")?;
-            if !out.contains(&id) {
-                out.push(id);
-            }
-            if out.len() >= limit as usize {
-                break;
-            }
-        }
-        Ok(out)
+        found
+            .into_iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("", "id")?,
+                    row.try_get("", "framework")?,
+                    row.try_get("", "session_id")?,
+                ))
+            })
+            .collect()
     }
 
     /// Per framework: its sessions, its requests, and the first and last request's time —

@@ -314,6 +314,17 @@ fn prompt(i: usize, rng: &mut Lcg, held: &Held) -> String {
     }
 }
 
+/// `cairn` (this program) over the synthetic home: its `CAIRN_HOME`, a user home of its own,
+/// no recursion guard and no log filter inherited from the benchmark's environment.
+fn cairn(exe: &Path, home: &Path, fake_home: &Path) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.env("CAIRN_HOME", home)
+        .env("HOME", fake_home)
+        .env_remove(cairn_config::RECURSION_GUARD)
+        .env_remove("CAIRN_LOG");
+    cmd
+}
+
 /// One hook run: spawn to exit, with `input` on standard input.
 fn hook_once(
     home: &Path,
@@ -321,12 +332,8 @@ fn hook_once(
     input: &[u8],
 ) -> anyhow::Result<(Duration, bool, String)> {
     let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let mut cmd = Command::new(exe);
-    cmd.env("CAIRN_HOME", home)
-        .env("HOME", fake_home)
-        .env_remove(cairn_config::RECURSION_GUARD)
-        .env_remove("CAIRN_LOG")
-        .env_remove(cairn_config::HOOK_DEADLINE_ENV)
+    let mut cmd = cairn(&exe, home, fake_home);
+    cmd.env_remove(cairn_config::HOOK_DEADLINE_ENV)
         .args(["hook", "claude-code", "UserPromptSubmit"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -376,15 +383,11 @@ fn start_daemon(
     wait: Duration,
 ) -> anyhow::Result<Daemon> {
     let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let mut child = Command::new(exe)
-        .env("CAIRN_HOME", home)
-        .env("HOME", fake_home)
+    let mut child = cairn(&exe, home, fake_home)
         .env("CAIRN__HOOK__DEADLINE_MS", deadline_ms.to_string())
         .env("CAIRN__CAPTURE__STARTUP_DELAY_SECONDS", "3600")
         .env("CAIRN__INDEX__BACKEND", "embedded")
         .env("CAIRN__LLM__PROVIDER", "")
-        .env_remove(cairn_config::RECURSION_GUARD)
-        .env_remove("CAIRN_LOG")
         .arg("daemon")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -437,11 +440,7 @@ fn decided(
     session: &str,
     prompt: &str,
 ) -> anyhow::Result<bool> {
-    let out = Command::new(exe)
-        .env("CAIRN_HOME", home)
-        .env("HOME", fake_home)
-        .env_remove(cairn_config::RECURSION_GUARD)
-        .env_remove("CAIRN_LOG")
+    let out = cairn(exe, home, fake_home)
         .args([
             "turn-note",
             prompt,
@@ -475,11 +474,7 @@ fn wait_for_models(
     let started = Instant::now();
     let mut last = String::from("nothing");
     while started.elapsed() < wait {
-        let out = Command::new(exe)
-            .env("CAIRN_HOME", home)
-            .env("HOME", fake_home)
-            .env_remove(cairn_config::RECURSION_GUARD)
-            .env_remove("CAIRN_LOG")
+        let out = cairn(exe, home, fake_home)
             .args(["status", "--json"])
             .stdin(Stdio::null())
             .output()
