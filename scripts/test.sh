@@ -38,6 +38,12 @@ cargo fmt --all -- --check
 step "Boundaries (no crate under crates/ depends on Tauri)"
 bash scripts/check-boundaries.sh
 
+step "Real-history corpus (every hand label names a turn of a committed history, needed turns earlier)"
+if ! python3 scripts/real-labels-check.py >"$CAIRN_TEST_OUT/real-labels.txt"; then
+  head -40 "$CAIRN_TEST_OUT/real-labels.txt"
+  exit 1
+fi
+
 step "Building the web UI (the desktop crate embeds it)"
 (cd ui && npm run --silent build)
 
