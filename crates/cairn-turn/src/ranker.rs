@@ -1644,8 +1644,9 @@ mod tests {
         // training set or removed. `not_useful` varies in training but carries nothing
         // there: the owned set's simulated log shows a needed entry more often and has its
         // answers ignore it less often, so "ignored or marked at least once" is about as
-        // common for needed entries (0.35 × 0.3) as for filler (0.08 × 0.9, plus marks). It
-        // goes, or the simulation learns from real logs, at the next retraining. Listed so
+        // common for needed entries (0.35 × 0.3) as for filler (0.08 × 0.9, plus marks); a
+        // trial with filler shown as often as evidence still left it unsplit (not shipped,
+        // the ranker's README). It goes, or the simulation learns from real logs. Listed so
         // that no other input may be dead, and so that the list fails once it is stale.
         const CARRIES_NOTHING_YET: [&str; 1] = ["not_useful"];
         let used = split_features(SHIPPED);
