@@ -25,8 +25,14 @@ describe("Pause memory in the browser against cairn daemon", { timeout: 120_000 
     page.waitForSelector(`[data-testid="status-indicator"][data-state="${state}"]`, { timeout: STEP_TIMEOUT });
   const indicatorText = () => byTestId("status-indicator").innerText().then((t) => t.trim());
   // The browser's own rendering of a time, as the UI shows it.
-  const shownTime = (iso) =>
-    page.evaluate((at) => new Date(at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" }), iso);
+  // How the window words a pause's end: its time, after "tomorrow, " when it falls on the
+  // next day (a pause of 15 minutes begun at 23:50 ends tomorrow).
+  const shownUntil = (iso) =>
+    page.evaluate((at) => {
+      const end = new Date(at);
+      const time = end.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+      return end.toDateString() === new Date().toDateString() ? time : `tomorrow, ${time}`;
+    }, iso);
 
   before(async () => {
     daemon = await startDaemon({ logName: "browser-pause-daemon.log" });
@@ -58,7 +64,7 @@ describe("Pause memory in the browser against cairn daemon", { timeout: 120_000 
     const until = Date.parse(m.paused_until);
     assert.ok(until >= before + 15 * 60_000 - 1500 && until <= Date.now() + 15 * 60_000 + 1000, m.paused_until);
 
-    const time = await shownTime(m.paused_until);
+    const time = await shownUntil(m.paused_until);
     await byTestId("paused-banner").waitFor({ state: "visible" });
     const banner = await byTestId("paused-banner").innerText();
     assert.ok(banner.includes(`Memory is paused until ${time}`), banner);
