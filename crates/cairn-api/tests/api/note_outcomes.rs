@@ -477,12 +477,11 @@ async fn a_logged_turn_keeps_what_its_note_said_of_each_shown_entry() {
     let note = service
         .dispatch(
             "turn_note",
-            json!({
-                "framework": "claude-code",
-                "project": "github.com/acme/billing",
-                "session_id": SESSION,
-                "prompt": "which port does the staging postgres database listen on?",
-            }),
+            crate::turn_note::billing_ask(
+                SESSION,
+                "which port does the staging postgres database listen on?",
+                None,
+            ),
         )
         .await
         .unwrap();

@@ -138,6 +138,21 @@ async fn seed(service: &cairn_api::Service) -> (String, String, String) {
     )
 }
 
+/// A turn-note request as the hook sends it for the seeded billing project, from `session`;
+/// `at` replays it at that moment.
+pub(crate) fn billing_ask(session: &str, prompt: &str, at: Option<&str>) -> Value {
+    let mut ask = json!({
+        "framework": "claude-code",
+        "project": "github.com/acme/billing",
+        "session_id": session,
+        "prompt": prompt,
+    });
+    if let Some(at) = at {
+        ask["at"] = json!(at);
+    }
+    ask
+}
+
 /// The bar the shipped ranker model was trained with.
 fn model_bar() -> f64 {
     f64::from(cairn_turn::ranker::Ranker::shipped().unwrap().bar())
@@ -159,12 +174,11 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
     let service = handle.service().clone();
     let (earlier, own, later) = seed(&service).await;
 
-    let ask = json!({
-        "framework": "claude-code",
-        "project": "github.com/acme/billing",
-        "session_id": "s-now",
-        "prompt": "which port does the staging postgres database listen on?",
-    });
+    let ask = billing_ask(
+        "s-now",
+        "which port does the staging postgres database listen on?",
+        None,
+    );
     let note = service.dispatch("turn_note", ask.clone()).await.unwrap();
     let turn = note["turn"].as_str().unwrap().to_owned();
     assert!(turn.starts_with("t_"), "{note}");
@@ -473,13 +487,11 @@ async fn the_llm_judge_joins_only_when_on_and_a_late_answer_is_dropped() {
     let handle = start(home.path()).await;
     let service = handle.service().clone();
     let (earlier, _own, later) = seed(&service).await;
-    let ask = json!({
-        "framework": "claude-code",
-        "project": "github.com/acme/billing",
-        "session_id": "s-now",
-        "prompt": "which port does the staging postgres database listen on?",
-        "at": "2026-03-21T09:00:00Z",
-    });
+    let ask = billing_ask(
+        "s-now",
+        "which port does the staging postgres database listen on?",
+        Some("2026-03-21T09:00:00Z"),
+    );
 
     // Off (the default): no call, the model's bar.
     let (base, calls) = fake_judge(std::time::Duration::ZERO);
@@ -553,16 +565,11 @@ async fn the_judge_never_sees_a_secret_of_the_live_prompt() {
     let password = "Qz8vLm2Rt5Wx";
     let (base, calls, prompts) = crate::fake_judge::recording_judge(std::time::Duration::ZERO);
     use_judge(&service, &base, true, 5_000).await;
-    let ask = json!({
-        "framework": "claude-code",
-        "project": "github.com/acme/billing",
-        "session_id": "s-now",
-        "prompt": format!(
-            "which port does the staging postgres database listen on? I have \
-             DATABASE_URL=postgres://app:{password}@db:6543/billing and GITHUB_TOKEN={token}"
-        ),
-        "at": "2026-03-21T09:00:00Z",
-    });
+    let prompt = format!(
+        "which port does the staging postgres database listen on? I have \
+         DATABASE_URL=postgres://app:{password}@db:6543/billing and GITHUB_TOKEN={token}"
+    );
+    let ask = billing_ask("s-now", &prompt, Some("2026-03-21T09:00:00Z"));
     let note = service.dispatch("turn_note", ask).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1, "{note}");
     let sent = prompts.lock().unwrap().join("\n");
@@ -616,13 +623,7 @@ async fn a_request_that_names_nothing_has_the_projects_latest_records_among_its_
     let note = service
         .dispatch(
             "turn_note",
-            json!({
-                "framework": "claude-code",
-                "project": "github.com/acme/billing",
-                "session_id": "s-now",
-                "prompt": "next",
-                "at": "2026-03-21T00:00:00Z",
-            }),
+            billing_ask("s-now", "next", Some("2026-03-21T00:00:00Z")),
         )
         .await
         .unwrap();
