@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Figures of `cairn eval real --rows FILE` by repository, or over a set of repositories.
+
+Reads the rows a run wrote and prints, for each repository (and for `--set NAME=a/b,c/d`
+groups, repeatable):
+- retrieval rows (`cairn eval real --rows`): per setup, the needed requests measured and how
+  many had a needed turn in the top 1 / 3 / 10;
+- note rows (`cairn eval real --note --rows`): requests, needing ones, entries shown, right
+  ones, precision, hit rate and silence on the requests needing nothing.
+
+Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...]
+"""
+import argparse
+import json
+from collections import Counter, defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rows")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=REPO,REPO")
+    args = ap.parse_args()
+    sets = {}
+    for s in args.set:
+        name, _, repos = s.partition("=")
+        sets[name] = set(r for r in repos.split(",") if r)
+    rows = []
+    with open(args.rows, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise SystemExit(f"{args.rows} line {n}: not JSON ({e})")
+    if not rows:
+        raise SystemExit(f"{args.rows} holds no rows")
+    groups = lambda repo: [repo, "ALL"] + [k for k, v in sets.items() if repo in v]
+    tally = defaultdict(Counter)
+    note = "candidates" in rows[0]
+    for r in rows:
+        for g in groups(r["repo"]):
+            if note:
+                c = tally[g]
+                shown = [x for x in r["candidates"] if x["shown"]]
+                need = bool(r["needed"])
+                c["requests"] += 1
+                c["need"] += need
+                c["entries"] += len(shown)
+                c["right"] += sum(1 for x in shown if x["needed"])
+                c["hit"] += need and any(x["needed"] for x in shown)
+                c["no_need"] += not need
+                c["silent"] += (not need) and not shown
+            else:
+                c = tally[(g, r["setup"])]
+                c["n"] += 1
+                for k in (1, 3, 10):
+                    c[k] += r["rank"] is not None and r["rank"] <= k
+    share = lambda a, b: f"{a / b:.3f}" if b else "-"
+    for key in sorted(tally, key=str):
+        c = tally[key]
+        if note:
+            print(f"{key}: {c['requests']} requests, {c['need']} need; {c['entries']} entries, "
+                  f"{c['right']} right: precision {share(c['right'], c['entries'])}, hit rate "
+                  f"{share(c['hit'], c['need'])}, silence {share(c['silent'], c['no_need'])}")
+        else:
+            g, setup = key
+            print(f"{g} [{setup}]: {c['n']} needed; top 1 / 3 / 10: {c[1]} / {c[3]} / {c[10]} "
+                  f"({share(c[1], c['n'])} / {share(c[3], c['n'])} / {share(c[10], c['n'])})")
+
+
+if __name__ == "__main__":
+    main()
