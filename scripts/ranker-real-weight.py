@@ -29,10 +29,9 @@ import numpy as np
 # cairn_turn::note::MONOTONE, by input name.
 MONOTONE = {
     "fused": 1, "dense": 1, "keyword": 1, "rank": -1, "gap_to_best_other": -1,
-    "top_fused": 0, "age_days": 0, "same_project": 0, "same_framework": 0, "item_kind": 0,
-    "importance": 1, "uses": 1, "not_useful": -1, "query_words": 0, "names_in": 1,
-    "overlap": 1, "query_known": 1, "names_known": 1, "sessions_since": -1,
-    "turns_after": 0, "quoted": 1,
+    "same_project": 0, "item_kind": 0, "importance": 1, "uses": 1,
+    "query_words": 0, "names_in": 1, "overlap": 1, "query_known": 1, "names_known": 1,
+    "sessions_since": -1, "turns_after": 0, "quoted": 1, "session_turns": 0,
 }
 NAMES = list(MONOTONE)
 BARS = [round(b, 2) for b in np.arange(0.1, 0.95, 0.05)]

@@ -98,6 +98,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", "data", "real"))
     ap.add_argument("--list")
+    ap.add_argument("--by-turn", metavar="SPLIT",
+                    help="also print, for one split (train or heldout), how many labelled "
+                         "requests need an earlier turn when they open their session and "
+                         "when they do not")
     args = ap.parse_args()
     root = args.root
     with open(os.path.join(root, "sources.json")) as fh:
@@ -116,6 +120,7 @@ def main():
     errors = []
     counts = Counter()
     per_repo = defaultdict(Counter)
+    by_turn = defaultdict(Counter)
     seen = set()
     labels_path = os.path.join(root, "labels", "hand.jsonl")
     with open(labels_path, encoding="utf-8") as fh:
@@ -169,6 +174,7 @@ def main():
                               f"{need['session']} turn {nt}")
         verdict = "needed" if lab["needed"] else "none"
         counts[verdict] += 1
+        by_turn[(lab["repo"], "opens" if t == 1 else "later")][verdict] += 1
         per_repo[lab["repo"]][verdict] += 1
     for e in errors:
         print(e)
@@ -188,6 +194,15 @@ def main():
               f"{c['none']} none")
     print(f"total: {len(lines)} labels, {counts['needed']} needed, {counts['none']} none; "
           f"{len(errors)} errors")
+    if args.by_turn:
+        for where in ("opens", "later"):
+            c = Counter()
+            for (repo, w), n in by_turn.items():
+                if w == where and split.get(repo) == args.by_turn:
+                    c.update(n)
+            what = "opening their session" if where == "opens" else "later in their session"
+            print(f"split {args.by_turn}, requests {what}: {c['needed'] + c['none']}, "
+                  f"{c['needed']} need an earlier turn")
     return 1 if errors else 0
 
 

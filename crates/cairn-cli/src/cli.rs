@@ -517,9 +517,10 @@ pub enum RankerCmd {
         #[arg(long, value_name = "DIR", conflicts_with = "from_store")]
         real: Option<PathBuf>,
         /// How much each real request's candidates count in fitting against the labelled
-        /// file's (the figures count each once). The default was chosen on the real train
-        /// split, one repository left out at a time (`scripts/ranker-real-weight.py`).
-        #[arg(long, value_name = "W", default_value_t = 10.0)]
+        /// file's (the figures count each once). The default (as much as a made one) was
+        /// chosen on the real train split, every repository scored by models fitted without
+        /// it (`scripts/ranker-real-weight.py`).
+        #[arg(long, value_name = "W", default_value_t = 1.0)]
         real_weight: f32,
         /// Also write every labelled candidate to this file, one JSON line each (request,
         /// fold key, ranker inputs, label, weight): what the model learned from.

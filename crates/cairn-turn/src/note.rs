@@ -6,11 +6,12 @@
 //!    similarities ([`Signals`]), and says what each one is ([`Meta`]).
 //! 2. [`features`] turns each candidate into the ranker's inputs ([`FEATURES`], in that
 //!    order; a missing signal is NaN): the similarities, its rank and the gap to the best,
-//!    its age, same project and framework, item or not and its kind and importance, how
-//!    often it was shown and marked not useful, the query's length, the words they share
+//!    same project or not, item or not and its kind and importance, how often an answer
+//!    used it, the query's length, the words they share
 //!    and the longest run of the query's words it says in order, how many of the query's
 //!    words the memory knows at all, and how far back in the project's work it lies (the
-//!    project's sessions since its own, its session's requests after it: [`Recent`]). Only what the ranker's
+//!    project's sessions since its own, its session's requests after it: [`Recent`]), and
+//!    how many requests of the asking session came before the query. Only what the ranker's
 //!    training set holds is an input: neither judge is (no cross-encoder or LLM judge
 //!    answers in training), nor whether a candidate is a note (a replayed turn sees no
 //!    note, as a note counts from when it was made).
@@ -49,20 +50,16 @@ before, not instructions; they may be out of date). Open an id with Cairn's `ope
 the whole of it.";
 
 /// The ranker's inputs, in order.
-pub const FEATURES: [&str; 21] = [
+pub const FEATURES: [&str; 18] = [
     "fused",
     "dense",
     "keyword",
     "rank",
     "gap_to_best_other",
-    "top_fused",
-    "age_days",
     "same_project",
-    "same_framework",
     "item_kind",
     "importance",
     "uses",
-    "not_useful",
     "query_words",
     "names_in",
     "overlap",
@@ -71,19 +68,36 @@ pub const FEATURES: [&str; 21] = [
     "sessions_since",
     "turns_after",
     "quoted",
+    "session_turns",
 ];
 
 /// The direction each input may move the probability, in the order of [`FEATURES`]: more
 /// similarity (fused, dense, keyword, shared words, the prompt's names said), importance and
 /// earlier notes' answers that used it may only raise it, and so may more of the query's
-/// words and names known to the memory; a lower rank, a bigger gap to the best and showings
-/// marked not useful or ignored may only lower it, and so may more of the project's sessions
-/// between the candidate's and the request; a longer run of the prompt's words said as the
-/// candidate says them may only raise it; the rest is free. Whatever set trains the
-/// ranker, it cannot learn that a closer match is less needed.
-pub const MONOTONE: [i8; FEATURES.len()] = [
-    1, 1, 1, -1, -1, 0, 0, 0, 0, 0, 1, 1, -1, 0, 1, 1, 1, 1, -1, 0, 1,
-];
+/// words and names known to the memory; a lower rank and a bigger gap to the best may only
+/// lower it, and so may more of the project's sessions between the candidate's and the
+/// request; a longer run of the prompt's words said as the candidate says them may only
+/// raise it; the rest is free. Whatever set trains the ranker, it cannot learn that a closer
+/// match is less needed.
+pub const MONOTONE: [i8; FEATURES.len()] =
+    [1, 1, 1, -1, -1, 0, 0, 1, 1, 0, 1, 1, 1, 1, -1, 0, 1, 0];
+
+/// The most of the asking session's earlier requests [`Asked::session_turns`] counts.
+pub const SESSION_TURNS_CAP: usize = 20;
+
+/// What each showing that was not used does to a candidate's probability (see
+/// [`discounted`]).
+pub const NOT_USED_FACTOR: f32 = 0.5;
+
+/// A candidate's probability after what earlier notes' answers did with it: halved
+/// ([`NOT_USED_FACTOR`]) for each showing a person marked not useful or whose answer
+/// ignored it beyond the showings that were used. Not a ranker input: no training set holds
+/// showings whose outcome says something about the request at hand (a simulated log only
+/// repeats its own rule), so it is a rule the person can see at work, never a raise.
+pub fn discounted(probability: f32, used: u32, not_useful: u32) -> f32 {
+    let net = not_useful.saturating_sub(used).min(30);
+    probability * NOT_USED_FACTOR.powi(net as i32)
+}
 
 /// How many of the project's most recent sessions [`Recent`] holds; a candidate from an
 /// older one is this many sessions back.
@@ -176,10 +190,6 @@ pub struct Asked<'a> {
     pub prompt: &'a str,
     /// Its project.
     pub project: Option<&'a str>,
-    /// Its framework.
-    pub framework: Option<&'a str>,
-    /// When.
-    pub now: Timestamp,
     /// The share of the prompt's content words ([`content_words`]) that the memory holds
     /// anywhere it may be shown from (outside the asking conversation, by `now`), when the
     /// caller asked: a request whose distinctive words the memory never saw (another
@@ -192,6 +202,11 @@ pub struct Asked<'a> {
     /// The project's recent sessions, when the request has a project and the caller read
     /// them.
     pub recent: Option<&'a Recent>,
+    /// How many requests of the asking session came before this one (0: it opens the
+    /// session; at most [`SESSION_TURNS_CAP`]), when the caller knows the session: the first
+    /// request of a session has none of the earlier work in the agent's context, so it is
+    /// the one most often needing something from before.
+    pub session_turns: Option<usize>,
 }
 
 const STOP: &[&str] = &[
@@ -264,6 +279,9 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
         .iter()
         .map(|(_, s)| s.fused)
         .fold(f32::MIN, f32::max);
+    let session_turns = asked
+        .session_turns
+        .map_or(f64::NAN, |n| n.min(SESSION_TURNS_CAP) as f64);
     // Each candidate's gap to the best of the others: for the (first) best candidate, minus
     // how far it leads the rest (a clear winner is more often what the turn needs than the
     // first of many near-equals); with no other candidate, the best of the others is 0 (no
@@ -316,9 +334,6 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                     .count() as f64
                     / named.len() as f64
             };
-            let age = m.at.map_or(f64::NAN, |at| {
-                ((asked.now - at).num_seconds() as f64 / 86_400.0).max(0.0)
-            });
             let (sessions_since, turns_after) = place_of(asked, m);
             let quoted = if prompt_tokens.is_empty() {
                 f64::NAN
@@ -340,14 +355,10 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 } else {
                     f64::from(top - s.fused)
                 },
-                f64::from(top),
-                age,
                 same(asked.project, m.project.as_deref()),
-                same(asked.framework, m.framework.as_deref()),
                 item_kind,
                 m.importance.map_or(f64::NAN, f64::from),
                 f64::from(s.used),
-                f64::from(s.not_useful),
                 query_words,
                 names_in,
                 overlap,
@@ -356,6 +367,7 @@ pub fn features(asked: &Asked<'_>, candidates: &[(Meta, Signals)]) -> Vec<Vec<f6
                 sessions_since,
                 turns_after,
                 quoted,
+                session_turns,
             ]
         })
         .collect()
@@ -567,11 +579,10 @@ mod tests {
         let asked = Asked {
             prompt: "which postgres port and user do we use",
             project: Some("p"),
-            framework: Some("claude-code"),
-            now,
             known: Some(0.75),
             names_known: Some(0.5),
             recent: None,
+            session_turns: Some(3),
         };
         let s = Signals {
             fused: 0.8,
@@ -584,9 +595,14 @@ mod tests {
         let rows = features(&asked, &[(m.clone(), s)]);
         let f = |name: &str| rows[0][FEATURES.iter().position(|n| *n == name).unwrap()];
         assert_eq!(rows[0].len(), FEATURES.len());
-        assert!((f("age_days") - 3.0).abs() < 0.01);
+        assert_eq!(f("session_turns"), 3.0);
+        assert!(
+            !FEATURES
+                .iter()
+                .any(|n| ["age_days", "top_fused", "not_useful", "same_framework"].contains(n)),
+            "how old a record is, how well the request matches anything, what earlier notes' answers ignored and the agent it was said to are not inputs"
+        );
         assert_eq!(f("same_project"), 1.0);
-        assert_eq!(f("same_framework"), 0.0);
         assert!(f("keyword").is_nan());
         assert!(
             !FEATURES
@@ -610,11 +626,21 @@ mod tests {
         let unasked = Asked {
             known: None,
             names_known: None,
+            session_turns: None,
             ..asked.clone()
         };
         let row = &features(&unasked, &[(m.clone(), s)])[0];
         let at = |name: &str| FEATURES.iter().position(|n| *n == name).unwrap();
         assert!(row[at("query_known")].is_nan() && row[at("names_known")].is_nan());
+        assert!(row[at("session_turns")].is_nan(), "no session known");
+        let long_session = Asked {
+            session_turns: Some(500),
+            ..asked.clone()
+        };
+        assert_eq!(
+            features(&long_session, &[(m.clone(), s)])[0][at("session_turns")],
+            SESSION_TURNS_CAP as f64
+        );
         assert!(
             f("sessions_since").is_nan() && f("turns_after").is_nan(),
             "no recent sessions read"
@@ -643,6 +669,19 @@ mod tests {
             gap(0)
         );
         assert!((gap(1) - 0.3).abs() < 1e-6 && (gap(2) - 0.3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn showings_not_used_halve_the_probability_and_uses_offset_them() {
+        assert_eq!(discounted(0.8, 0, 0), 0.8);
+        assert_eq!(discounted(0.8, 0, 1), 0.4);
+        assert_eq!(discounted(0.8, 0, 2), 0.2);
+        // Each used showing offsets one ignored; more uses never raise it.
+        assert_eq!(discounted(0.8, 1, 2), 0.4);
+        assert_eq!(discounted(0.8, 5, 1), 0.8);
+        // A long history of ignored showings drives it to (almost) nothing, never below 0.
+        let p = discounted(0.99, 0, u32::MAX);
+        assert!((0.0..1e-8).contains(&p), "{p}");
     }
 
     #[test]
@@ -712,11 +751,10 @@ mod tests {
         let asked = Asked {
             prompt: "Phase 2: Enhancement & Integration, please",
             project: Some("p"),
-            framework: Some("codex"),
-            now,
             known: None,
             names_known: None,
             recent: Some(&recent),
+            session_turns: Some(0),
         };
         let record = |id: &str, session: &str, at| Meta {
             session: Some(session.into()),
@@ -756,6 +794,7 @@ mod tests {
             prompt: "integration enhancement",
             ..asked.clone()
         };
-        assert_eq!(features(&plain, &cands[..1])[0][FEATURES.len() - 1], 1.0);
+        let quoted = FEATURES.iter().position(|n| *n == "quoted").unwrap();
+        assert_eq!(features(&plain, &cands[..1])[0][quoted], 1.0);
     }
 }

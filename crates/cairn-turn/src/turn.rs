@@ -154,6 +154,33 @@ impl Memory {
                 .rfind(|r| !replayed || r.record.started_at < now)
                 .map(|r| r.record.request.clone())
         });
+        // How many of the asking session's requests came before this one. A replayed turn's
+        // own record is in the store: the ones before it in the session's order (turns of one
+        // session may share a time: an Aider run, a SpecStory file without times). A live
+        // turn's is not yet, or only just (then it is the last, saying the prompt).
+        let session_turns = req
+            .session_id
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(|_| {
+                let prompt = req.prompt.trim();
+                let asking = replayed
+                    .then(|| {
+                        own.iter().position(|r| {
+                            r.record.started_at >= now && r.record.request.trim() == prompt
+                        })
+                    })
+                    .flatten();
+                asking.unwrap_or_else(|| {
+                    let before: Vec<&cairn_core::Record> =
+                        own.iter().filter(|r| r.record.started_at < now).collect();
+                    let own_already = !replayed
+                        && before
+                            .last()
+                            .is_some_and(|r| r.record.request.trim() == prompt);
+                    before.len() - usize::from(own_already)
+                })
+            });
         let query = query_text(&req.prompt, previous.as_deref());
         let q = TextQuery {
             text: query.clone(),
@@ -344,8 +371,8 @@ impl Memory {
             }
         }
         // What earlier notes did with each candidate (see the module docs): the ranker's
-        // `uses` input is the showings that were used, its `not_useful` input those marked
-        // not useful or ignored.
+        // `uses` input is the showings that were used; those marked not useful or ignored
+        // lower the probability afterwards (`note::discounted`).
         let ids: Vec<String> = cands.iter().map(|c| c.0.id.clone()).collect();
         let uses = self.store.note_uses(&ids).await?;
         for (m, s, _) in &mut cands {
@@ -357,11 +384,10 @@ impl Memory {
         let asked = note::Asked {
             prompt: &req.prompt,
             project: req.project.as_deref(),
-            framework: Some(req.framework.as_str()),
-            now,
             known,
             names_known,
             recent: recent.as_ref(),
+            session_turns,
         };
         let pairs: Vec<(Meta, Signals)> = cands.iter().map(|(m, s, _)| (m.clone(), *s)).collect();
         let rows = note::features(&asked, &pairs);
@@ -379,6 +405,9 @@ impl Memory {
                 .map(|p| p as f32)
                 .collect()
         };
+        for (p, (_, s, _)) in probs.iter_mut().zip(&cands) {
+            *p = note::discounted(*p, s.used, s.not_useful);
+        }
         let mut judged_by = Vec::new();
         if cands.iter().any(|c| c.1.rerank.is_some()) {
             judged_by.push("cross-encoder".to_owned());

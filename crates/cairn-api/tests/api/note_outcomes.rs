@@ -428,8 +428,8 @@ async fn a_shown_entry_the_answer_reused_or_opened_is_used_and_one_it_ignored_is
     );
     assert_eq!(counts(css_id), (1, 0, 1, 0), "opened but marked not useful");
 
-    // The ranker's inputs: `uses` is the used showings, `not_useful` those marked not useful
-    // or ignored.
+    // The ranker's `uses` input is the used showings; those marked not useful or ignored
+    // are counted beside it and lower the probability (`note::discounted`).
     let (_, cands) = service
         .turn_note_whole(cairn_core::api::TurnNoteReq {
             framework: "claude-code".into(),
@@ -450,11 +450,35 @@ async fn a_shown_entry_the_answer_reused_or_opened_is_used_and_one_it_ignored_is
             .find(|c| c.meta.id == id)
             .map(|c| c.features[at])
     };
+    let not_used = |id: &str| {
+        cands
+            .iter()
+            .find(|c| c.meta.id == id)
+            .map(|c| c.signals.not_useful)
+    };
     assert_eq!(input(fact_id, "uses"), Some(1.0));
-    assert_eq!(input(fact_id, "not_useful"), Some(0.0));
-    if let Some(u) = input(css_id, "uses") {
-        assert_eq!((u, input(css_id, "not_useful")), (0.0, Some(1.0)));
-    }
+    assert_eq!(not_used(fact_id), Some(0));
+    // What the model says of each candidate, halved once for each showing not used beyond
+    // the used ones: the fact (used once, nothing against it) keeps the model's word.
+    let model = cairn_turn::ranker::Ranker::shipped().unwrap();
+    let said = |id: &str| {
+        let c = cands.iter().find(|c| c.meta.id == id).unwrap();
+        let p = model.predict(std::slice::from_ref(&c.features)).unwrap()[0] as f32;
+        (p, c.probability)
+    };
+    let (model_p, p) = said(fact_id);
+    assert!((p - model_p).abs() < 1e-6, "{model_p} then {p}");
+    // The pricing page's record, opened but marked not useful: among the candidates (the
+    // memory holds three records), halved.
+    assert_eq!(
+        (input(css_id, "uses"), not_used(css_id)),
+        (Some(0.0), Some(1))
+    );
+    let (model_p, p) = said(css_id);
+    assert!(
+        (p - model_p * cairn_turn::note::NOT_USED_FACTOR).abs() < 1e-6,
+        "{model_p} then {p}"
+    );
     handle.shutdown().await;
 }
 

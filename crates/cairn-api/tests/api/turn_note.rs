@@ -227,6 +227,15 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
         .collect();
     assert_eq!(names, cairn_turn::note::FEATURES.to_vec());
     assert_eq!(why["prompt"], ask["prompt"]);
+    // The asking conversation had said one thing before: the session's requests so far.
+    let session_turns = best["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == json!("session_turns"))
+        .unwrap()["value"]
+        .clone();
+    assert_eq!(session_turns, json!(1.0), "{best}");
 
     // The note: at most three entries, each at or above the bar, each cut to 420
     // characters, framed as earlier records with their ids.
@@ -255,7 +264,8 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
         assert!(note["silent_because"].as_str().is_some(), "{note}");
     }
 
-    // "Not useful" on a shown entry: stored, counted, and a ranker input next time. A mark
+    // "Not useful" on a shown entry: stored, counted, and it halves the entry's probability
+    // next time (`note::discounted`; the ranker's `uses` stays 0). A mark
     // on an entry the note did not show is refused.
     let shown = why["entries"]
         .as_array()
@@ -324,10 +334,17 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
                 .unwrap()["value"]
                 .clone()
         };
-        // `uses` counts the showings that were used (none: this one was marked not useful),
-        // `not_useful` those marked not useful or ignored.
+        // `uses` counts the showings that were used (none: this one was marked not useful);
+        // the one marked not useful halves what the model says of it.
         assert_eq!(feature("uses"), json!(0.0), "{entry}");
-        assert_eq!(feature("not_useful"), json!(1.0), "{entry}");
+        let (before, after) = (
+            shown["probability"].as_f64().unwrap(),
+            entry["probability"].as_f64().unwrap(),
+        );
+        assert!(
+            (after - before * f64::from(cairn_turn::note::NOT_USED_FACTOR)).abs() < 1e-4,
+            "{before} then {after}"
+        );
         // Undo.
         let undone = service
             .dispatch(
@@ -338,6 +355,38 @@ async fn the_turn_note_is_logged_explained_and_labelled_and_never_returns_its_ow
             .unwrap();
         assert!(undone["label"].is_null());
     }
+
+    // With no session named the input is missing; replayed before the conversation's first
+    // request, the request opens the conversation.
+    let session_turns = |session: Option<&str>, at: Option<&str>| {
+        let service = service.clone();
+        let (session, at) = (session.map(str::to_owned), at.map(str::to_owned));
+        async move {
+            let (_, cands) = service
+                .turn_note_whole(cairn_core::api::TurnNoteReq {
+                    framework: "claude-code".into(),
+                    project: Some("github.com/acme/billing".into()),
+                    session_id: session,
+                    prompt: "which port does the staging postgres database listen on?".into(),
+                    dry_run: true,
+                    at,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let at = cairn_turn::note::FEATURES
+                .iter()
+                .position(|f| *f == "session_turns")
+                .unwrap();
+            cands[0].features[at]
+        }
+    };
+    assert!(session_turns(None, None).await.is_nan());
+    assert_eq!(
+        session_turns(Some("s-now"), Some("2026-03-20T09:00:00Z")).await,
+        0.0
+    );
+    assert_eq!(session_turns(Some("s-now"), None).await, 1.0);
 
     // A dry run logs nothing; a replayed turn sees nothing remembered after it.
     let before = service.dispatch("note_log", json!({})).await.unwrap()["turns"].clone();
