@@ -303,8 +303,9 @@ const KINDS: [cairn_core::ItemKind; 6] = [
 ///   (`Store::record_note_outcome`, as `cairn_api`'s outcomes pass writes it): a showing of
 ///   evidence (a record or the fact's item) was used with probability 0.7, else ignored; a
 ///   showing of a filler record or decoy item was used with probability 0.1, else ignored.
-///   The ranker's `uses` input then counts the used showings, its `not_useful` input those
-///   marked not useful or ignored (a person's mark winning).
+///   The ranker's `uses` input then counts the used showings; those marked not useful or
+///   ignored (a person's mark winning) lower the probability after the model
+///   (`note::discounted`).
 async fn enrich(
     sample: &Sample,
     store: &cairn_store::Store,

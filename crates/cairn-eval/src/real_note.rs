@@ -9,8 +9,9 @@
 //! framework, its time, so only what was captured before it is a candidate. A candidate is
 //! needed when it is a turn the hand labels name, or an item sourced from one. The framework
 //! is the one capture gives the history (`specstory`, `aider`), which every candidate of a
-//! repository shares: `same_framework` is 1 throughout these requests, where a hook in use
-//! would name the agent (`cursor`, `claude-code`) and see 0 for these records.
+//! repository shares (where a hook in use would name the agent: `cursor`, `claude-code`); no
+//! ranker input reads it. The request's own session is named, so the session's requests
+//! before it (`session_turns`) are counted from its place in the captured session.
 //!
 //! The figures are the targets for the note on real data: precision of the shown
 //! entries, silence on requests needing nothing, hit rate of the requests needing an earlier

@@ -191,7 +191,7 @@ pub struct Asked<'a> {
     /// Its project.
     pub project: Option<&'a str>,
     /// The share of the prompt's content words ([`content_words`]) that the memory holds
-    /// anywhere it may be shown from (outside the asking conversation, by `now`), when the
+    /// anywhere it may be shown from (outside the asking conversation, by the turn's time), when the
     /// caller asked: a request whose distinctive words the memory never saw (another
     /// project's names, another person's) is rarely about anything in it.
     pub known: Option<f64>,

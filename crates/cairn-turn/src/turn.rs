@@ -22,8 +22,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cairn_core::RecordId;
 use cairn_core::api::{NoteEntry, TurnNote, TurnNoteReq};
+use cairn_core::{RecordId, Timestamp};
 use cairn_index::TextQuery;
 
 use crate::memory::Memory;
@@ -65,6 +65,35 @@ fn title_line(text: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("");
     cairn_text::chunk::cut(line, 100)
+}
+
+/// How many of the asking session's requests (`own`, in the session's order) came before
+/// the prompt asked at `now`. A replayed turn's own record is in the store: the ones before
+/// it in the session's order (turns of one session may share a time: an Aider run, a
+/// SpecStory file without times). A live turn's is not yet, or only just (then it is the
+/// last before `now`, saying the prompt).
+fn session_turns(
+    own: &[cairn_core::Record],
+    prompt: &str,
+    now: Timestamp,
+    replayed: bool,
+) -> usize {
+    let prompt = prompt.trim();
+    let asking = replayed
+        .then(|| {
+            own.iter()
+                .position(|r| r.record.started_at >= now && r.record.request.trim() == prompt)
+        })
+        .flatten();
+    asking.unwrap_or_else(|| {
+        let before: Vec<&cairn_core::Record> =
+            own.iter().filter(|r| r.record.started_at < now).collect();
+        let own_already = !replayed
+            && before
+                .last()
+                .is_some_and(|r| r.record.request.trim() == prompt);
+        before.len() - usize::from(own_already)
+    })
 }
 
 /// The query for a turn: the prompt, and for a short one the previous request too.
@@ -154,33 +183,11 @@ impl Memory {
                 .rfind(|r| !replayed || r.record.started_at < now)
                 .map(|r| r.record.request.clone())
         });
-        // How many of the asking session's requests came before this one. A replayed turn's
-        // own record is in the store: the ones before it in the session's order (turns of one
-        // session may share a time: an Aider run, a SpecStory file without times). A live
-        // turn's is not yet, or only just (then it is the last, saying the prompt).
         let session_turns = req
             .session_id
             .as_deref()
             .filter(|s| !s.is_empty())
-            .map(|_| {
-                let prompt = req.prompt.trim();
-                let asking = replayed
-                    .then(|| {
-                        own.iter().position(|r| {
-                            r.record.started_at >= now && r.record.request.trim() == prompt
-                        })
-                    })
-                    .flatten();
-                asking.unwrap_or_else(|| {
-                    let before: Vec<&cairn_core::Record> =
-                        own.iter().filter(|r| r.record.started_at < now).collect();
-                    let own_already = !replayed
-                        && before
-                            .last()
-                            .is_some_and(|r| r.record.request.trim() == prompt);
-                    before.len() - usize::from(own_already)
-                })
-            });
+            .map(|_| session_turns(&own, &req.prompt, now, replayed));
         let query = query_text(&req.prompt, previous.as_deref());
         let q = TextQuery {
             text: query.clone(),
@@ -597,5 +604,57 @@ mod tests {
         let long = "please refactor the billing module so that invoices are computed lazily";
         assert_eq!(query_text(long, Some("x")), long);
         assert_eq!(query_text("hi", None), "hi");
+    }
+
+    fn said(n: u32, request: &str, at: Timestamp) -> cairn_core::Record {
+        cairn_core::Record {
+            seq: i64::from(n),
+            captured_at: at,
+            record: cairn_core::NewRecord {
+                id: cairn_core::RecordId::derive("aider", "run", &n.to_string()),
+                framework: "aider".into(),
+                session_id: "run".into(),
+                project: None,
+                cwd: None,
+                model: None,
+                outcome: cairn_core::Outcome::Success,
+                started_at: at,
+                ended_at: None,
+                request: request.into(),
+                author: None,
+                text: request.into(),
+                content: serde_json::json!({}),
+                source: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_sessions_requests_before_the_prompt_are_counted_where_capture_put_them() {
+        let base = chrono::Utc::now();
+        let t = |m: i64| base - chrono::Duration::minutes(m);
+        // An Aider run: every turn at the run's start time, in capture order.
+        let start = t(60);
+        let run = [
+            said(1, "add a cache", start),
+            said(2, "now test it", start),
+            said(3, "commit", start),
+        ];
+        assert_eq!(session_turns(&run, "add a cache", start, true), 0);
+        assert_eq!(session_turns(&run, " now test it\n", start, true), 1);
+        assert_eq!(session_turns(&run, "commit", start, true), 2);
+        // Turns with their own times, replayed at the third: the two before it.
+        let timed = [
+            said(1, "add a cache", t(30)),
+            said(2, "now test it", t(20)),
+            said(3, "commit", t(10)),
+        ];
+        assert_eq!(session_turns(&timed, "commit", t(10), true), 2);
+        // Live: the prompt not captured yet, or captured just before the hook asked.
+        assert_eq!(session_turns(&timed[..2], "commit", t(0), false), 2);
+        assert_eq!(session_turns(&timed, "commit", t(0), false), 2);
+        // Live, the same words asked again: the earlier asking counts once it is not last.
+        assert_eq!(session_turns(&timed, "add a cache", t(0), false), 3);
+        assert_eq!(session_turns(&[], "anything", t(0), false), 0);
     }
 }
