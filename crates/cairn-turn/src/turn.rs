@@ -606,27 +606,18 @@ mod tests {
         assert_eq!(query_text("hi", None), "hi");
     }
 
-    fn said(n: u32, request: &str, at: Timestamp) -> cairn_core::Record {
-        cairn_core::Record {
-            seq: i64::from(n),
-            captured_at: at,
-            record: cairn_core::NewRecord {
-                id: cairn_core::RecordId::derive("aider", "run", &n.to_string()),
-                framework: "aider".into(),
-                session_id: "run".into(),
-                project: None,
-                cwd: None,
-                model: None,
-                outcome: cairn_core::Outcome::Success,
-                started_at: at,
-                ended_at: None,
-                request: request.into(),
-                author: None,
-                text: request.into(),
-                content: serde_json::json!({}),
-                source: None,
-            },
-        }
+    /// The `n`th request of one session, captured in that order, said at `at`.
+    fn said(n: i64, request: &str, at: Timestamp) -> cairn_core::Record {
+        let mut r = crate::testkit::record(
+            &format!("r_{n}"),
+            "run",
+            n,
+            request,
+            request,
+            serde_json::json!({}),
+        );
+        r.record.started_at = at;
+        r
     }
 
     #[test]
