@@ -1662,6 +1662,26 @@ mod tests {
     }
 
     #[test]
+    fn the_models_readme_names_its_inputs_in_order() {
+        // The README beside the model lists its columns; a retraining that changes the inputs
+        // must change that list too.
+        let readme = include_str!("../ranker/README.md");
+        let start = readme
+            .find("Its columns, in order:")
+            .expect("the columns' paragraph");
+        let rest = &readme[start..];
+        let open = rest.find('`').unwrap() + 1;
+        let close = open + rest[open..].find('`').unwrap();
+        let listed: Vec<&str> = rest[open..close].split(',').map(str::trim).collect();
+        assert_eq!(listed, NAMES.to_vec());
+        let in_model = SHIPPED
+            .lines()
+            .find_map(|l| l.strip_prefix("feature_names="))
+            .unwrap();
+        assert_eq!(in_model.split(' ').collect::<Vec<_>>(), NAMES.to_vec());
+    }
+
+    #[test]
     fn auc_by_ranks_counts_ties_half() {
         let ex = |l: &[bool]| -> Vec<Example> {
             l.iter()
