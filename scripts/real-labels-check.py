@@ -101,7 +101,9 @@ def main():
     ap.add_argument("--by-turn", metavar="SPLIT",
                     help="also print, for one split (train or heldout), how many labelled "
                          "requests need an earlier turn when they open their session and "
-                         "when they do not")
+                         "when they do not, and where the nearest needed turn of each "
+                         "request that needs one lies (sessions back, turns before the end "
+                         "of its session)")
     args = ap.parse_args()
     root = args.root
     with open(os.path.join(root, "sources.json")) as fh:
@@ -121,6 +123,9 @@ def main():
     counts = Counter()
     per_repo = defaultdict(Counter)
     by_turn = defaultdict(Counter)
+    # Per repository: for each request needing an earlier turn, where the nearest needed
+    # turn lies (sessions back, turns before its session's end) and whether it opens its own.
+    nearest = defaultdict(list)
     seen = set()
     labels_path = os.path.join(root, "labels", "hand.jsonl")
     with open(labels_path, encoding="utf-8") as fh:
@@ -173,6 +178,12 @@ def main():
                 errors.append(f"{where}: needed request prefix differs for "
                               f"{need['session']} turn {nt}")
         verdict = "needed" if lab["needed"] else "none"
+        near = [(order - index[(lab["repo"], nd["session"])][0],
+                 len(index[(lab["repo"], nd["session"])][3]) - nd["turn"])
+                for nd in lab["needed"] if (lab["repo"], nd.get("session")) in index
+                and isinstance(nd.get("turn"), int)]
+        if near:
+            nearest[lab["repo"]].append((min(near), t == 1))
         counts[verdict] += 1
         by_turn[(lab["repo"], "opens" if t == 1 else "later")][verdict] += 1
         per_repo[lab["repo"]][verdict] += 1
@@ -203,6 +214,17 @@ def main():
             what = "opening their session" if where == "opens" else "later in their session"
             print(f"split {args.by_turn}, requests {what}: {c['needed'] + c['none']}, "
                   f"{c['needed']} need an earlier turn")
+        near = [x for repo, xs in nearest.items() if split.get(repo) == args.by_turn for x in xs]
+        cap = lambda v: f"{v}" if v < 3 else "3+"
+        back = Counter(cap(b) for (b, _), _o in near)
+        end = Counter(cap(e) for (_b, e), _o in near)
+        print(f"split {args.by_turn}, the nearest needed turn of {len(near)} requests, "
+              "sessions back: " + ", ".join(f"{k}: {back[k]}" for k in ("1", "2", "3+")))
+        print(f"split {args.by_turn}, the same, turns before its session's end: "
+              + ", ".join(f"{k}: {end[k]}" for k in ("0", "1", "2", "3+")))
+        opening = sum(1 for (b, e), o in near if o and b == 1 and e == 0)
+        print(f"split {args.by_turn}, requests opening their session whose nearest need is the "
+              f"previous session's last turn: {opening}")
     return 1 if errors else 0
 
 
