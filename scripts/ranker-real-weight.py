@@ -69,6 +69,8 @@ def main():
     X = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows], float)
     y = np.array([int(r["label"]) for r in rows])
     groups = np.array([r["group"] for r in rows])
+    # What the note does after the model (earlier showings not used), as the cross-fit scores.
+    after = np.array([r.get("after", 1.0) for r in rows], float)
     keys = np.array([r["fold"] or r["group"] for r in rows])
     real = np.array([k.startswith("repository:") for k in keys])
     repos = sorted(set(keys[real]))
@@ -88,7 +90,7 @@ def main():
                                    force_row_wise=True,
                                    monotone_constraints=[MONOTONE[n] for n in NAMES]),
                               data, 150)
-            p[keys == repo] = model.predict(X[keys == repo])
+            p[keys == repo] = model.predict(X[keys == repo]) * after[keys == repo]
         print(f"\nreal weight {w:g} (each real repository scored by a model that never saw it)")
         print(f"{'bar':>5} {'entries':>8} {'precision':>10} {'hit rate':>9} {'silence':>8}")
         quiet = None

@@ -454,6 +454,16 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
         .collect();
     assert_eq!(weighted.len() as u64, real_candidates, "{t}");
     assert!(weighted.iter().all(|e| e["weight"] == 3.0), "{weighted:?}");
+    // What the note does after the model, which the figures score: the real requests have
+    // no earlier notes; some of the owned set's candidates were shown before and ignored or
+    // marked not useful (its simulated log), and the rule halves them.
+    let after = |e: &serde_json::Value| e["after"].as_f64().unwrap();
+    assert!(weighted.iter().all(|e| after(e) == 1.0), "{weighted:?}");
+    assert!(written.iter().all(|e| after(e) > 0.0 && after(e) <= 1.0));
+    assert!(
+        written.iter().any(|e| after(e) == 0.5),
+        "no candidate of the owned set was discounted by its simulated log"
+    );
     assert_eq!(
         written[0]["features"].as_array().unwrap().len(),
         cairn_turn::note::FEATURES.len()

@@ -626,6 +626,17 @@ async fn ask(
         .map_err(|e| anyhow::anyhow!("the turn note failed: {e}"))
 }
 
+/// What the note does to a candidate's probability after the model for its earlier
+/// showings ([`cairn_turn::note::discounted`]), as a factor: the cross-fitted figures score
+/// the model's probability times it, as the note would (1 with no showing not used).
+fn discount(c: &Candidate) -> f64 {
+    f64::from(cairn_turn::note::discounted(
+        1.0,
+        c.signals.used,
+        c.signals.not_useful,
+    ))
+}
+
 /// Whether a candidate is evidence for a question.
 fn is_evidence(c: &Candidate, evidence: &HashSet<String>) -> bool {
     match c.meta.kind {
@@ -1156,6 +1167,7 @@ pub async fn train(
                 features: c.features.clone(),
                 label: is_evidence(c, evidence),
                 weight: 1.0,
+                after: discount(c),
             });
         }
     })
@@ -1173,6 +1185,7 @@ pub async fn train(
                     features: c.features.clone(),
                     label: crate::real_note::is_needed(c, a.needed),
                     weight: sources.real_weight,
+                    after: discount(c),
                 });
                 from_real += 1;
             }

@@ -105,6 +105,7 @@ fn synthetic(groups: usize, per_group: usize, seed: u64) -> Vec<Example> {
                 features,
                 label,
                 weight: 1.0,
+                after: 1.0,
             });
         }
     }

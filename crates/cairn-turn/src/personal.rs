@@ -179,6 +179,10 @@ pub fn examples(labelled: &[Labelled]) -> (Vec<Example>, &'static str) {
                 features: l.features.clone(),
                 label: l.needed,
                 weight: 1.0,
+                // The log keeps the inputs a showing had, not what earlier showings did to
+                // its probability, so the comparison with the shipped model scores both
+                // without the rule.
+                after: 1.0,
             }
         })
         .collect();
@@ -646,6 +650,7 @@ mod tests {
                     features: f,
                     label,
                     weight: 1.0,
+                    after: 1.0,
                 }
             })
             .collect()

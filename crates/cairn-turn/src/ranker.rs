@@ -108,9 +108,19 @@ pub struct Example {
     /// can count for more). The figures count every example once.
     #[serde(default = "one")]
     pub weight: f32,
+    /// What the note does to the model's probability after it, as a factor
+    /// ([`crate::note::discounted`]: earlier showings a person marked not useful or whose
+    /// answer ignored it, beyond the used ones). It is not an input and does not change the
+    /// fit; the cross-fitted figures score the probability times it, as the note would.
+    #[serde(default = "one_f64")]
+    pub after: f64,
 }
 
 fn one() -> f32 {
+    1.0
+}
+
+fn one_f64() -> f64 {
     1.0
 }
 
@@ -286,7 +296,7 @@ pub fn train(
             .predict(&rows, names.len() as i32, true)
             .map_err(lgbm("predicting a held-out fold"))?;
         for (&i, p) in held.iter().zip(p) {
-            oof[i] = p;
+            oof[i] = p * examples[i].after;
         }
     }
     let all: Vec<usize> = (0..examples.len()).collect();
@@ -1263,6 +1273,7 @@ mod tests {
                     features: f,
                     label,
                     weight: 1.0,
+                    after: 1.0,
                 });
             }
         }
@@ -1350,6 +1361,28 @@ mod tests {
         }
         let (_, cf) = train(&ex, &NAMES, &small()).unwrap();
         assert!((cf.auc - 0.5).abs() < 0.1, "AUC {}", cf.auc);
+    }
+
+    #[test]
+    fn the_cross_fit_scores_the_probability_after_the_notes_rule() {
+        // The figures are of what the note does: the model's probability times what it
+        // does after the model (`Example::after`), never the fit itself.
+        let mut ex = separable(100, 8, 2);
+        let mut rng = SplitMix64(99);
+        for e in &mut ex {
+            e.label = rng.next().is_multiple_of(4);
+        }
+        let (text, cf) = train(&ex, &NAMES, &small()).unwrap();
+        assert!(cf.auc < 0.75, "noise: AUC {}", cf.auc);
+        // Every candidate not needed was shown before and ignored: the rule halves it.
+        for e in ex.iter_mut().filter(|e| !e.label) {
+            e.after = f64::from(crate::note::discounted(1.0, 0, 1));
+        }
+        let (halved_text, halved) = train(&ex, &NAMES, &small()).unwrap();
+        assert_eq!(text, halved_text, "the rule is not part of the fit");
+        assert!(halved.auc > cf.auc + 0.1, "{} vs {}", halved.auc, cf.auc);
+        let precision = |c: &CrossFit| c.notes.iter().map(|n| n.precision).sum::<f64>();
+        assert!(precision(&halved) > precision(&cf));
     }
 
     #[test]
@@ -1691,6 +1724,7 @@ mod tests {
                     features: vec![],
                     label,
                     weight: 1.0,
+                    after: 1.0,
                 })
                 .collect()
         };

@@ -27,6 +27,7 @@ fn examples() -> Vec<Example> {
                 features: f,
                 label,
                 weight: 1.0,
+                after: 1.0,
             }
         })
         .collect()
