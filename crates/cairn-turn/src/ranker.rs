@@ -1351,15 +1351,20 @@ mod tests {
         assert_eq!(cf, cf2);
     }
 
-    #[test]
-    fn noise_gives_an_auc_near_one_half() {
-        // The figures are not a given: a label unrelated to the features scores near 0.5.
+    /// Candidates whose labels are unrelated to their features (a quarter needed).
+    fn noise() -> Vec<Example> {
         let mut ex = separable(100, 8, 2);
         let mut rng = SplitMix64(99);
         for e in &mut ex {
             e.label = rng.next().is_multiple_of(4);
         }
-        let (_, cf) = train(&ex, &NAMES, &small()).unwrap();
+        ex
+    }
+
+    #[test]
+    fn noise_gives_an_auc_near_one_half() {
+        // The figures are not a given: a label unrelated to the features scores near 0.5.
+        let (_, cf) = train(&noise(), &NAMES, &small()).unwrap();
         assert!((cf.auc - 0.5).abs() < 0.1, "AUC {}", cf.auc);
     }
 
@@ -1367,11 +1372,7 @@ mod tests {
     fn the_cross_fit_scores_the_probability_after_the_notes_rule() {
         // The figures are of what the note does: the model's probability times what it
         // does after the model (`Example::after`), never the fit itself.
-        let mut ex = separable(100, 8, 2);
-        let mut rng = SplitMix64(99);
-        for e in &mut ex {
-            e.label = rng.next().is_multiple_of(4);
-        }
+        let mut ex = noise();
         let (text, cf) = train(&ex, &NAMES, &small()).unwrap();
         assert!(cf.auc < 0.75, "noise: AUC {}", cf.auc);
         // Every candidate not needed was shown before and ignored: the rule halves it.
