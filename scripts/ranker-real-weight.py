@@ -13,6 +13,11 @@ requests needing nothing.
 Only the train split is in the file; the held-out split is never read here.
 
     python3 scripts/ranker-real-weight.py EXAMPLES.jsonl [--weights 1,3,10,30]
+        [--most N] [--near SHARE]
+
+`--most` and `--near` read a rule on how many entries a note shows (at most N; an entry
+after the first only when its probability is at least SHARE of the first's) on the same
+out-of-fold probabilities.
 
 Needs `numpy` and `lightgbm` (PyPI). The settings are the ones `cairn ranker train` uses
 (150 trees, learning rate 0.05, 15 leaves, 20 examples a leaf, the monotone directions of
@@ -37,7 +42,7 @@ NAMES = list(MONOTONE)
 BARS = [round(b, 2) for b in np.arange(0.1, 0.95, 0.05)]
 
 
-def notes(p, y, groups, idx, bar):
+def notes(p, y, groups, idx, bar, most=3, near=0.0):
     by_group = collections.defaultdict(list)
     for i in idx:
         by_group[groups[i]].append(i)
@@ -45,7 +50,9 @@ def notes(p, y, groups, idx, bar):
     for members in by_group.values():
         members = np.array(members)
         order = members[np.argsort(-p[members], kind="stable")]
-        kept = [i for i in order if p[i] >= bar][:3]
+        kept = [i for i in order if p[i] >= bar][:most]
+        # A second or third entry only when its probability is near the first's.
+        kept = [i for i in kept if p[i] >= near * p[kept[0]]]
         shown += len(kept)
         right += sum(int(y[i]) for i in kept)
         if y[members].any():
@@ -62,6 +69,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("examples")
     ap.add_argument("--weights", default="1,3,10,30")
+    ap.add_argument("--most", type=int, default=3,
+                    help="the most entries a note shows (the note's MAX_ENTRIES is 3)")
+    ap.add_argument("--near", type=float, default=0.0,
+                    help="show an entry after the first only when its probability is at "
+                         "least this share of the first's (0: no such rule)")
     args = ap.parse_args()
     rows = [json.loads(line) for line in open(args.examples)]
     if not rows or len(rows[0]["features"]) != len(NAMES):
@@ -91,11 +103,14 @@ def main():
                                    monotone_constraints=[MONOTONE[n] for n in NAMES]),
                               data, 150)
             p[keys == repo] = model.predict(X[keys == repo]) * after[keys == repo]
-        print(f"\nreal weight {w:g} (each real repository scored by a model that never saw it)")
+        print(f"\nreal weight {w:g} (each real repository scored by a model that never saw it; "
+              f"at most {args.most} entries"
+              + (f", each after the first at least {args.near:g} of the first's" if args.near else "")
+              + ")")
         print(f"{'bar':>5} {'entries':>8} {'precision':>10} {'hit rate':>9} {'silence':>8}")
         quiet = None
         for bar in BARS:
-            shown, prec, hit, sil = notes(p, y, groups, idx, bar)
+            shown, prec, hit, sil = notes(p, y, groups, idx, bar, args.most, args.near)
             if quiet is None and sil >= 0.9:
                 quiet = bar
             print(f"{bar:>5.2f} {shown:>8} {prec:>10.3f} {hit:>9.3f} {sil:>8.3f}")
