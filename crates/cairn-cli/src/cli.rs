@@ -523,7 +523,8 @@ pub enum RankerCmd {
         #[arg(long, value_name = "W", default_value_t = 1.0)]
         real_weight: f32,
         /// Also write every labelled candidate to this file, one JSON line each (request,
-        /// fold key, ranker inputs, label, weight): what the model learned from.
+        /// fold key, ranker inputs, label, weight, and the factor the note's rule on earlier
+        /// showings applies after the model): what the model learned from.
         #[arg(long, value_name = "FILE", conflicts_with = "from_store")]
         examples: Option<PathBuf>,
         /// Print JSON instead of text.

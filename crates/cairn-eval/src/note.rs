@@ -629,12 +629,8 @@ async fn ask(
 /// What the note does to a candidate's probability after the model for its earlier
 /// showings ([`cairn_turn::note::discounted`]), as a factor: the cross-fitted figures score
 /// the model's probability times it, as the note would (1 with no showing not used).
-fn discount(c: &Candidate) -> f64 {
-    f64::from(cairn_turn::note::discounted(
-        1.0,
-        c.signals.used,
-        c.signals.not_useful,
-    ))
+fn discount(c: &Candidate) -> f32 {
+    cairn_turn::note::discounted(1.0, c.signals.used, c.signals.not_useful)
 }
 
 /// Whether a candidate is evidence for a question.

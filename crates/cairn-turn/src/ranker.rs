@@ -112,15 +112,11 @@ pub struct Example {
     /// ([`crate::note::discounted`]: earlier showings a person marked not useful or whose
     /// answer ignored it, beyond the used ones). It is not an input and does not change the
     /// fit; the cross-fitted figures score the probability times it, as the note would.
-    #[serde(default = "one_f64")]
-    pub after: f64,
+    #[serde(default = "one")]
+    pub after: f32,
 }
 
 fn one() -> f32 {
-    1.0
-}
-
-fn one_f64() -> f64 {
     1.0
 }
 
@@ -296,7 +292,7 @@ pub fn train(
             .predict(&rows, names.len() as i32, true)
             .map_err(lgbm("predicting a held-out fold"))?;
         for (&i, p) in held.iter().zip(p) {
-            oof[i] = p * examples[i].after;
+            oof[i] = p * f64::from(examples[i].after);
         }
     }
     let all: Vec<usize> = (0..examples.len()).collect();
@@ -1377,7 +1373,7 @@ mod tests {
         assert!(cf.auc < 0.75, "noise: AUC {}", cf.auc);
         // Every candidate not needed was shown before and ignored: the rule halves it.
         for e in ex.iter_mut().filter(|e| !e.label) {
-            e.after = f64::from(crate::note::discounted(1.0, 0, 1));
+            e.after = crate::note::discounted(1.0, 0, 1);
         }
         let (halved_text, halved) = train(&ex, &NAMES, &small()).unwrap();
         assert_eq!(text, halved_text, "the rule is not part of the fit");
