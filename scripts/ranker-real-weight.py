@@ -13,11 +13,12 @@ requests needing nothing.
 Only the train split is in the file; the held-out split is never read here.
 
     python3 scripts/ranker-real-weight.py EXAMPLES.jsonl [--weights 1,3,10,30]
-        [--most N] [--near SHARE]
+        [--most N] [--near SHARE] [--repos OWNER/NAME,...]
 
 `--most` and `--near` read a rule on how many entries a note shows (at most N; an entry
 after the first only when its probability is at least SHARE of the first's) on the same
-out-of-fold probabilities.
+out-of-fold probabilities. `--repos` prints the figures over those repositories' requests only
+(every repository is still scored by models fitted without it).
 
 Needs `numpy` and `lightgbm` (PyPI). The settings are the ones `cairn ranker train` uses
 (150 trees, learning rate 0.05, 15 leaves, 20 examples a leaf, the monotone directions of
@@ -74,6 +75,9 @@ def main():
     ap.add_argument("--near", type=float, default=0.0,
                     help="show an entry after the first only when its probability is at "
                          "least this share of the first's (0: no such rule)")
+    ap.add_argument("--repos", default="",
+                    help="print the figures over these repositories' requests only "
+                         "(comma-separated owner/name)")
     args = ap.parse_args()
     rows = [json.loads(line) for line in open(args.examples)]
     if not rows or len(rows[0]["features"]) != len(NAMES):
@@ -91,6 +95,13 @@ def main():
     print(f"{len(rows)} candidates, {real.sum()} of them real ({y[real].sum()} needed) "
           f"from {len(repos)} repositories")
     idx = np.where(real)[0]
+    if args.repos:
+        only = {f"repository:{r.strip()}" for r in args.repos.split(",") if r.strip()}
+        missing = sorted(r[len("repository:"):] for r in only - set(repos))
+        if missing:
+            sys.exit(f"not in the file: {', '.join(missing)}")
+        idx = np.where(np.isin(keys, sorted(only)))[0]
+        print(f"figures over {len(only)} of them: {len(set(groups[idx]))} requests")
     for w in [float(x) for x in args.weights.split(",")]:
         p = np.full(len(y), np.nan)
         for repo in repos:
