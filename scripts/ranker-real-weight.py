@@ -14,13 +14,16 @@ Only the train split is in the file; the held-out split is never read here.
 
     python3 scripts/ranker-real-weight.py EXAMPLES.jsonl [--weights 1,3,10,30]
         [--most N] [--near SHARE] [--repos OWNER/NAME,...]
+        [--settings LEAVES:PER_LEAF:TREES,...]
 
 `--most` and `--near` read a rule on how many entries a note shows (at most N; an entry
 after the first only when its probability is at least SHARE of the first's) on the same
 out-of-fold probabilities. `--repos` prints the figures over those repositories' requests only
-(every repository is still scored by models fitted without it).
+(every repository is still scored by models fitted without it). `--settings` reads LightGBM's
+regularisation: each LEAVES:PER_LEAF:TREES (leaves a tree, fewest examples a leaf, trees) is
+fitted and read the same way (by default only the command's own, 15:20:150).
 
-Needs `numpy` and `lightgbm` (PyPI). The settings are the ones `cairn ranker train` uses
+Needs `numpy` and `lightgbm` (PyPI). Unless `--settings` names others, the settings are the ones `cairn ranker train` uses
 (150 trees, learning rate 0.05, 15 leaves, 20 examples a leaf, the monotone directions of
 `cairn_turn::note::MONOTONE`), so the figures are of the model the command would make.
 """
@@ -75,6 +78,9 @@ def main():
     ap.add_argument("--near", type=float, default=0.0,
                     help="show an entry after the first only when its probability is at "
                          "least this share of the first's (0: no such rule)")
+    ap.add_argument("--settings", default="15:20:150",
+                    help="LightGBM settings to read, LEAVES:PER_LEAF:TREES comma-separated "
+                         "(the command's: 15:20:150)")
     ap.add_argument("--repos", default="",
                     help="print the figures over these repositories' requests only "
                          "(comma-separated owner/name)")
@@ -102,19 +108,32 @@ def main():
             sys.exit(f"not in the file: {', '.join(missing)}")
         idx = np.where(np.isin(keys, sorted(only)))[0]
         print(f"figures over {len(only)} of them: {len(set(groups[idx]))} requests")
-    for w in [float(x) for x in args.weights.split(",")]:
+    settings = []
+    for item in args.settings.split(","):
+        try:
+            leaves, per_leaf, trees = (int(v) for v in item.split(":"))
+        except ValueError:
+            sys.exit(f"--settings: {item!r} is not LEAVES:PER_LEAF:TREES (three whole numbers)")
+        if leaves < 2 or per_leaf < 1 or trees < 1:
+            sys.exit(f"--settings: {item!r} needs at least 2 leaves, 1 example a leaf, 1 tree")
+        settings.append((leaves, per_leaf, trees))
+    summary = []
+    for w, (leaves, per_leaf, trees) in [(float(x), s) for x in args.weights.split(",")
+                                          for s in settings]:
         p = np.full(len(y), np.nan)
         for repo in repos:
             fit = keys != repo
             data = lgb.Dataset(X[fit], y[fit], weight=np.where(real, w, 1.0)[fit],
                                feature_name=NAMES)
             model = lgb.train(dict(objective="binary", verbosity=-1, seed=7, deterministic=True,
-                                   learning_rate=0.05, num_leaves=15, min_data_in_leaf=20,
+                                   learning_rate=0.05, num_leaves=leaves,
+                                   min_data_in_leaf=per_leaf,
                                    force_row_wise=True,
                                    monotone_constraints=[MONOTONE[n] for n in NAMES]),
-                              data, 150)
+                              data, trees)
             p[keys == repo] = model.predict(X[keys == repo]) * after[keys == repo]
-        print(f"\nreal weight {w:g} (each real repository scored by a model that never saw it; "
+        print(f"\nreal weight {w:g}, {leaves} leaves, {per_leaf} a leaf, {trees} trees "
+              f"(each real repository scored by a model that never saw it; "
               f"at most {args.most} entries"
               + (f", each after the first at least {args.near:g} of the first's" if args.near else "")
               + ")")
@@ -123,9 +142,19 @@ def main():
         for bar in BARS:
             shown, prec, hit, sil = notes(p, y, groups, idx, bar, args.most, args.near)
             if quiet is None and sil >= 0.9:
-                quiet = bar
+                quiet = (bar, shown, prec, hit, sil)
             print(f"{bar:>5.2f} {shown:>8} {prec:>10.3f} {hit:>9.3f} {sil:>8.3f}")
-        print(f"lowest bar silent on 90 % of the requests needing nothing: {quiet}")
+        print(f"lowest bar silent on 90 % of the requests needing nothing: "
+              f"{quiet[0] if quiet else None}")
+        summary.append((w, leaves, per_leaf, trees, quiet))
+    if len(summary) > 1:
+        print("\nat each one's lowest bar silent on 90 % of the requests needing nothing:")
+        print(f"{'weight':>6} {'leaves':>6} {'a leaf':>6} {'trees':>5} {'bar':>5} {'entries':>8} "
+              f"{'precision':>10} {'hit rate':>9} {'silence':>8}")
+        for w, leaves, per_leaf, trees, quiet in summary:
+            cells = (f"{quiet[0]:>5.2f} {quiet[1]:>8} {quiet[2]:>10.3f} {quiet[3]:>9.3f} "
+                     f"{quiet[4]:>8.3f}" if quiet else f"{'none':>5}")
+            print(f"{w:>6g} {leaves:>6} {per_leaf:>6} {trees:>5} {cells}")
 
 
 if __name__ == "__main__":

