@@ -813,8 +813,11 @@ pub enum BenchCmd {
         /// Texts in one call (the indexing worker embeds a page of 16 records' chunks at once).
         #[arg(long, default_value_t = 48)]
         per_call: usize,
+        /// Texts in one batch through the model (the embedder's default: 4).
+        #[arg(long, default_value_t = 4)]
+        batch_size: usize,
         /// Batches embedded at once, each setting measured in turn (0: the default on this
-        /// machine, its cores up to 4), comma-separated.
+        /// machine, its cores up to 2), comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = [1usize, 0])]
         parallel: Vec<usize>,
         /// The embedding model's folder (default: `models.embedder`, else the PyPI test copy).

@@ -1001,6 +1001,15 @@ fn bench_embed_reports_each_setting_and_the_same_vectors_side_by_side() {
     for r in rows {
         assert_eq!(r["texts"], 30);
         assert!(r["texts_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["query_idle_p50_ms"].as_f64().unwrap() > 0.0, "{r}");
+        // Queries were timed while the texts were embedded again, each a real time.
+        let beside = r["queries_beside"].as_u64().unwrap();
+        assert!(beside >= 1, "{r}");
+        assert!(
+            r["query_beside_p50_ms"].as_f64().unwrap()
+                <= r["query_beside_p95_ms"].as_f64().unwrap(),
+            "{r}"
+        );
     }
     assert_eq!(
         rows[1]["max_diff_from_first"].as_f64(),

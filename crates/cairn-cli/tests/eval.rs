@@ -498,6 +498,39 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
         Some(bar).map(|b| f64::from(b as f32))
     );
 
+    // Trained again: every vector, the owned set's and the real corpus's, is read back from
+    // the evaluations' cache (none embedded), and it is the same model.
+    let first_stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let again = run(&f);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let said = String::from_utf8_lossy(&again.stderr);
+    let cache_lines: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("embeddings:"))
+        .collect();
+    assert_eq!(
+        cache_lines.len(),
+        2,
+        "one cache line for the owned set, one for the real corpus: {said}"
+    );
+    for line in &cache_lines {
+        let read: u64 = line
+            .trim_start_matches("embeddings: ")
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(
+            read > 0 && line.ends_with(", 0 embedded"),
+            "{line}\nfirst run: {first_stderr}"
+        );
+    }
+    assert_eq!(fs_err::read_to_string(&out_model).unwrap(), text);
+
     // Not a labelled set: a clear error, and the model written before is untouched.
     let bad = dir.path().join("bad.json");
     fs_err::write(&bad, "[{\"sample_id\": 1}]").unwrap();

@@ -34,6 +34,7 @@
 //! candidate's `uses` and `not_useful`.
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use cairn_api::{Host as ServiceHost, Service, ServiceOptions};
@@ -535,8 +536,14 @@ async fn enrich(
     Ok(())
 }
 
-/// A service in a temporary home holding one conversation, indexed as the service indexes.
-async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory> {
+/// A service in a temporary home holding one conversation, indexed as the service indexes;
+/// with `cached`, its vectors come from the evaluations' cache where a run before made them
+/// (the same model, so the same vectors: `embed_cache`).
+async fn remember(
+    sample: &Sample,
+    settings: &Settings,
+    cached: Option<&Arc<dyn cairn_core::ports::Embedder>>,
+) -> anyhow::Result<Memory> {
     let home = tempfile::tempdir().context("cannot make a temporary home")?;
     let paths = Paths::under(home.path());
     paths
@@ -552,6 +559,11 @@ async fn remember(sample: &Sample, settings: &Settings) -> anyhow::Result<Memory
     })
     .await
     .map_err(|e| anyhow::anyhow!("cannot start a service for {}: {e}", sample.id))?;
+    if let Some(cached) = cached {
+        service.embed_with(cached.clone()).await.map_err(|e| {
+            anyhow::anyhow!("cannot use the embedding cache for {}: {e}", sample.id)
+        })?;
+    }
     let (record_of, stored) = if ranker_data::is_owned(&sample.conversation) {
         let (record_of, stored) = captured(sample, service.store(), home.path()).await?;
         enrich(sample, service.store(), &record_of, &stored)
@@ -652,6 +664,7 @@ struct Answer<'a> {
 /// Every question, own and foreign, asked of each memory in turn; `visit` sees each answer
 /// with the evidence records (empty: nothing is needed).
 async fn each_answer(
+    paths: &Paths,
     samples: &[Sample],
     settings: &Settings,
     mut visit: impl FnMut(&Answer<'_>, &HashSet<String>, &cairn_core::api::TurnNote, &[Candidate]),
@@ -670,10 +683,13 @@ async fn each_answer(
         } else {
             0
         };
+    // Each conversation's records are embedded once on this machine, then read back from the
+    // evaluations' cache (training again, or `cairn eval note` after it).
+    let models = crate::locomo::eval_models(paths, settings).await;
     let bar = crate::progress::bar(total as u64, "questions");
     for (i, sample) in samples.iter().enumerate() {
         bar.set_message(format!("({}: indexing)", sample.id));
-        let mem = remember(sample, settings).await?;
+        let mem = remember(sample, settings, models.embedder.as_ref()).await?;
         bar.set_message(format!("({})", sample.id));
         for (qi, q) in sample.questions.iter().enumerate() {
             let evidence: HashSet<String> = q
@@ -715,6 +731,7 @@ async fn each_answer(
         }
     }
     bar.finish_and_clear();
+    models.say_cache();
     Ok(())
 }
 
@@ -989,7 +1006,7 @@ pub async fn eval(
     let (mut noted, mut hits, mut good, mut in_cands) = (0u64, 0u64, 0u64, 0u64);
     let (mut foreign_silent, mut nn_silent) = (0u64, 0u64);
     let mut lat: Vec<u32> = Vec::new();
-    each_answer(&all, settings, |answer, evidence, note, cands| {
+    each_answer(paths, &all, settings, |answer, evidence, note, cands| {
         let (group, foreign) = (answer.group, answer.foreign);
         lat.push(note.latency_ms);
         if let Some(w) = dump.as_mut()
@@ -1155,7 +1172,7 @@ pub async fn train(
         }
     }
     let mut examples: Vec<Example> = Vec::new();
-    each_answer(&all, settings, |answer, evidence, _, cands| {
+    each_answer(paths, &all, settings, |answer, evidence, _, cands| {
         for c in cands {
             examples.push(Example {
                 group: answer.group.to_owned(),

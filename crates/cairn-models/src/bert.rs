@@ -28,31 +28,33 @@ pub struct EmbedderOptions {
     /// Texts are cut to this many tokens (special tokens included), or to the model's maximum
     /// position if that is smaller. 256 is what all-MiniLM-L6-v2 was trained with.
     pub max_tokens: usize,
-    /// How many texts go through the model at once (memory grows with it). 8: on two cores
-    /// texts of 256 tokens took 260 ms each in batches of 8 and 304 ms in batches of 32
-    /// (`cargo run --release -p cairn-models --example measure`); larger batches only pad
-    /// and allocate more.
+    /// How many texts go through the model at once (memory grows with it). 4: on two cores,
+    /// synthetic record chunks (two in three filling the window) embedded one batch at a
+    /// time went at 6.3 texts a second in batches of 4 and 5.8 in batches of 8, with a peak
+    /// of 201 against 282 MiB (`cairn bench embed --batch-size 4 --parallel 1`, and
+    /// `--batch-size 8`); larger batches only pad and allocate more.
     pub batch_size: usize,
     /// How many batches of one call are embedded at once, each on a thread of the embedder's
-    /// own pool (0: the machine's cores, at most [`MAX_PARALLEL`], or `RAYON_NUM_THREADS`
-    /// when set). Candle spreads only its matrix products over threads, so one batch at a
-    /// time leaves cores idle through the rest of the model; batches side by side keep them
-    /// busy (`cairn bench embed` prints both); those threads run at the OS's lowest priority.
-    /// A call of one batch (a query) runs as before, on the caller's thread.
+    /// own pool (0: the machine's cores, or `RAYON_NUM_THREADS` when set, at most
+    /// [`MAX_PARALLEL`]). Candle spreads only its matrix products over threads, so one batch
+    /// at a time leaves cores idle through the rest of the model; batches side by side keep
+    /// them busy (`cairn bench embed` prints both); those threads run at the OS's lowest
+    /// priority. A call of one batch (a query) runs as before, on the caller's thread.
     /// The vectors do not depend on it: batches are made the same way.
     pub parallel: usize,
 }
 
-/// The most batches [`EmbedderOptions::parallel`]'s default runs at once: each holds its
-/// own activations, and Cairn runs beside the user's work.
-pub const MAX_PARALLEL: usize = 4;
+/// The most batches [`EmbedderOptions::parallel`]'s default runs at once. Each holds its own
+/// activations, and Cairn runs beside the user's work: two batches of 4 side by side peak
+/// about where one batch of 8 did (286 against 282 MiB in `cairn bench embed`).
+pub const MAX_PARALLEL: usize = 2;
 
 impl Default for EmbedderOptions {
     fn default() -> Self {
         Self {
             name: None,
             max_tokens: 256,
-            batch_size: 8,
+            batch_size: 4,
             parallel: 0,
         }
     }
@@ -68,11 +70,11 @@ impl EmbedderOptions {
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&n| n > 0);
-        threads.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map_or(1, std::num::NonZeroUsize::get)
-                .min(MAX_PARALLEL)
-        })
+        threads
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            })
+            .min(MAX_PARALLEL)
     }
 }
 

@@ -103,12 +103,14 @@ pub async fn run(ctx: &Ctx, what: BenchCmd) -> Result<(), Failure> {
         BenchCmd::Embed {
             texts,
             per_call,
+            batch_size,
             parallel,
             embedder,
             json,
         } => bench::embed::run(&bench::embed::Args {
             texts,
             per_call,
+            batch_size,
             parallel,
             embedder,
             json,

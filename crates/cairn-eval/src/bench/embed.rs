@@ -6,6 +6,9 @@
 //! to the embedder in calls of a page of the indexing worker (its 16 records' chunks), as the
 //! dense index's sync gives them. Each setting loads its own embedder in this process, embeds
 //! one call to warm up, then every text; its vectors are compared with the first setting's.
+//! Then a query (one short text, as search and the turn note embed it) is timed alone, and
+//! again and again while another thread embeds the texts once more: how long a turn note's
+//! query waits while the indexing worker embeds.
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -13,7 +16,10 @@ use cairn_core::ports::Embedder;
 use cairn_models::{BertEmbedder, EmbedderOptions, ModelSpec};
 use serde::Serialize;
 
-use super::{Lcg, embedder_dir, peak_rss_mib, reset_peak_rss, rss_mib};
+use super::{Lcg, embedder_dir, pct, peak_rss_mib, reset_peak_rss, rss_mib};
+
+/// The query timed alone and beside the bulk embedding.
+const QUERY: &str = "why did the postgres migration time out in CI";
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -22,6 +28,8 @@ pub struct Args {
     pub texts: usize,
     /// Texts in one call to the embedder.
     pub per_call: usize,
+    /// Texts in one batch through the model (`EmbedderOptions::batch_size`).
+    pub batch_size: usize,
     /// The settings of `EmbedderOptions::parallel` to measure (0: the default on this machine).
     pub parallel: Vec<usize>,
     /// The embedding model's folder.
@@ -49,6 +57,14 @@ pub struct Row {
     pub peak_rss_mib: Option<f64>,
     /// The largest difference of any vector component from the first setting's.
     pub max_diff_from_first: f32,
+    /// A query embedded alone: median milliseconds over 20.
+    pub query_idle_p50_ms: f64,
+    /// Queries embedded one after another while another thread embeds every text again.
+    pub queries_beside: usize,
+    /// Their median and 95th percentile, in milliseconds.
+    pub query_beside_p50_ms: f64,
+    /// See `query_beside_p50_ms`.
+    pub query_beside_p95_ms: f64,
 }
 
 /// The whole run.
@@ -64,6 +80,8 @@ pub struct Report {
     pub long_texts: usize,
     /// Texts in one call.
     pub per_call: usize,
+    /// Texts in one batch.
+    pub batch_size: usize,
     /// One row per setting, in the order asked.
     pub rows: Vec<Row>,
 }
@@ -87,6 +105,7 @@ pub(crate) fn texts(n: usize) -> Vec<String> {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.texts >= 1, "--texts must be at least 1");
     anyhow::ensure!(args.per_call >= 1, "--per-call must be at least 1");
+    anyhow::ensure!(args.batch_size >= 1, "--batch-size must be at least 1");
     anyhow::ensure!(
         !args.parallel.is_empty(),
         "give at least one setting (--parallel)"
@@ -103,6 +122,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let options = EmbedderOptions {
             name: Some(ModelSpec::all_minilm_l6_v2().name),
             parallel: asked,
+            batch_size: args.batch_size,
             ..EmbedderOptions::default()
         };
         let embedder = BertEmbedder::load_with(&dir, &options)?;
@@ -143,6 +163,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if first.is_none() {
             first = Some(vectors);
         }
+        let (query_idle_p50_ms, beside) = query_times(&embedder, &refs, args.per_call)?;
         rows.push(Row {
             asked,
             parallel,
@@ -152,6 +173,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ms_per_text: seconds * 1000.0 / refs.len() as f64,
             peak_rss_mib: peak,
             max_diff_from_first: max_diff,
+            query_idle_p50_ms,
+            queries_beside: beside.len(),
+            query_beside_p50_ms: pct(&beside, 0.5),
+            query_beside_p95_ms: pct(&beside, 0.95),
         });
     }
     let report = Report {
@@ -160,6 +185,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         texts: refs.len(),
         long_texts,
         per_call: args.per_call,
+        batch_size: args.batch_size,
         rows,
     };
     if args.json {
@@ -167,12 +193,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{} on {} cores: {} texts ({} filling the 256-token window), {} a call",
-        report.model, report.cores, report.texts, report.long_texts, report.per_call
+        "{} on {} cores: {} texts ({} filling the 256-token window), {} a call, batches of {}",
+        report.model,
+        report.cores,
+        report.texts,
+        report.long_texts,
+        report.per_call,
+        report.batch_size
     );
     println!(
-        "{:>8} {:>9} {:>10} {:>8} {:>10} {:>9} {:>16}",
-        "parallel", "batches", "seconds", "texts/s", "ms/text", "peak MiB", "diff from first"
+        "{:>8} {:>9} {:>10} {:>8} {:>10} {:>9} {:>16} {:>8} {:>14} {:>7}",
+        "parallel",
+        "batches",
+        "seconds",
+        "texts/s",
+        "ms/text",
+        "peak MiB",
+        "diff from first",
+        "speed",
+        "query alone ms",
+        "beside"
     );
     let base = report.rows.first().map_or(1.0, |r| r.texts_per_s);
     for r in &report.rows {
@@ -182,7 +222,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             r.asked.to_string()
         };
         println!(
-            "{:>8} {:>9} {:>10.1} {:>8.2} {:>10.1} {:>9} {:>16.2e}   ×{:.2}",
+            "{:>8} {:>9} {:>10.1} {:>8.2} {:>10.1} {:>9} {:>16.2e} {:>8} {:>14.1} {:>7}",
             asked,
             r.parallel,
             r.seconds,
@@ -191,10 +231,63 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             r.peak_rss_mib
                 .map_or_else(|| "-".to_string(), |m| format!("{m:.0}")),
             r.max_diff_from_first,
-            r.texts_per_s / base
+            format!("×{:.2}", r.texts_per_s / base),
+            r.query_idle_p50_ms,
+            r.queries_beside
         );
     }
+    println!(
+        "a query while every text is embedded again (ms): {}",
+        report
+            .rows
+            .iter()
+            .map(|r| format!(
+                "parallel {}: p50 {:.1}, p95 {:.1}",
+                r.parallel, r.query_beside_p50_ms, r.query_beside_p95_ms
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
     Ok(())
+}
+
+/// A query's time alone (median of 20), and each query's time while another thread embeds
+/// every text again in calls of `per_call` (queries one after another, 20 ms apart).
+fn query_times(
+    embedder: &BertEmbedder,
+    refs: &[&str],
+    per_call: usize,
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let time_one = || -> anyhow::Result<f64> {
+        let t = Instant::now();
+        embedder.embed(&[QUERY])?;
+        Ok(t.elapsed().as_secs_f64() * 1000.0)
+    };
+    let mut alone = (0..20)
+        .map(|_| time_one())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    alone.sort_by(f64::total_cmp);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let beside = std::thread::scope(|scope| -> anyhow::Result<Vec<f64>> {
+        let bulk = scope.spawn(|| -> anyhow::Result<()> {
+            let result = refs
+                .chunks(per_call)
+                .try_for_each(|call| embedder.embed(call).map(|_| ()));
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(result?)
+        });
+        let mut times = Vec::new();
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            times.push(time_one()?);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        bulk.join()
+            .map_err(|_| anyhow::anyhow!("the bulk embedding thread panicked"))??;
+        Ok(times)
+    })?;
+    let mut beside = beside;
+    beside.sort_by(f64::total_cmp);
+    Ok((pct(&alone, 0.5), beside))
 }
 
 #[cfg(test)]
