@@ -23,6 +23,11 @@ out-of-fold probabilities. `--repos` prints the figures over those repositories'
 regularisation: each LEAVES:PER_LEAF:TREES (leaves a tree, fewest examples a leaf, trees) is
 fitted and read the same way (by default only the command's own, 15:20:150).
 
+After each table it prints the ceiling of a perfect gate on the same probabilities: over the
+requests with a needed turn among the candidates, how often the most probable candidate is
+needed and how often the retriever's first is, and, bar by bar, the precision a note of one
+entry would have if it spoke on those requests only.
+
 Needs `numpy` and `lightgbm` (PyPI). Unless `--settings` names others, the settings are the ones `cairn ranker train` uses
 (150 trees, learning rate 0.05, 15 leaves, 20 examples a leaf, the monotone directions of
 `cairn_turn::note::MONOTONE`), so the figures are of the model the command would make.
@@ -67,6 +72,36 @@ def notes(p, y, groups, idx, bar, most=3, near=0.0):
             silent += int(not kept)
     share = lambda a, b: a / b if b else 0.0
     return shown, share(right, shown), share(hits, need), share(silent, none)
+
+
+def ceiling(p, X, y, groups, idx, bars):
+    """What a perfect gate would leave: the requests with a needed candidate, the share whose
+    most probable candidate is needed, the share whose retriever's first is, and per bar the
+    entries and precision of one entry shown on those requests only."""
+    by_group = collections.defaultdict(list)
+    for i in idx:
+        by_group[groups[i]].append(i)
+    rank = X[:, NAMES.index("rank")]
+    tops, firsts = [], []
+    for members in by_group.values():
+        members = np.array(members)
+        if not y[members].any():
+            continue
+        tops.append((p[members].max(), y[members[np.argmax(p[members])]]))
+        firsts.append(y[members[np.argmin(np.where(np.isnan(rank[members]), np.inf,
+                                                    rank[members]))]])
+    if not tops:
+        return
+    n = len(tops)
+    best = sum(t for _, t in tops)
+    print(f"a perfect gate: {n} requests with a needed turn among the candidates; the most "
+          f"probable candidate is needed for {best} ({best / n:.3f}), the retriever's first "
+          f"for {sum(firsts)} ({sum(firsts) / n:.3f})")
+    print(f"{'bar':>5} {'entries':>8} {'precision':>10}   (one entry, on those requests only)")
+    for bar in bars:
+        kept = [t for q, t in tops if q >= bar]
+        if kept:
+            print(f"{bar:>5.2f} {len(kept):>8} {sum(kept) / len(kept):>10.3f}")
 
 
 def main():
@@ -146,6 +181,7 @@ def main():
             print(f"{bar:>5.2f} {shown:>8} {prec:>10.3f} {hit:>9.3f} {sil:>8.3f}")
         print(f"lowest bar silent on 90 % of the requests needing nothing: "
               f"{quiet[0] if quiet else None}")
+        ceiling(p, X, y, groups, idx, BARS)
         summary.append((w, leaves, per_leaf, trees, quiet))
     if len(summary) > 1:
         print("\nat each one's lowest bar silent on 90 % of the requests needing nothing:")

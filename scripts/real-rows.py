@@ -6,7 +6,10 @@ groups, repeatable):
 - retrieval rows (`cairn eval real --rows`): per setup, the needed requests measured and how
   many had a needed turn in the top 1 / 3 / 10;
 - note rows (`cairn eval real --note --rows`): requests, needing ones, entries shown, right
-  ones, precision, hit rate and silence on the requests needing nothing.
+  ones, precision, hit rate and silence on the requests needing nothing; and the ceiling of
+  a perfect gate: over the requests with a needed turn among the candidates, how often the
+  most probable candidate is needed (the precision a note of one entry would have if it
+  spoke exactly on those requests), and how often the retriever's first candidate is.
 
 Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...]
 """
@@ -50,6 +53,15 @@ def main():
                 c["hit"] += need and any(x["needed"] for x in shown)
                 c["no_need"] += not need
                 c["silent"] += (not need) and not shown
+                cands = r["candidates"]
+                if any(x["needed"] for x in cands):
+                    c["reach"] += 1
+                    best = max(cands, key=lambda x: x["probability"])
+                    c["best"] += best["needed"]
+                    ranked = [x for x in cands if x["features"].get("rank") is not None]
+                    if ranked:
+                        first = min(ranked, key=lambda x: x["features"]["rank"])
+                        c["first"] += first["needed"]
             else:
                 c = tally[(g, r["setup"])]
                 c["n"] += 1
@@ -61,7 +73,10 @@ def main():
         if note:
             print(f"{key}: {c['requests']} requests, {c['need']} need; {c['entries']} entries, "
                   f"{c['right']} right: precision {share(c['right'], c['entries'])}, hit rate "
-                  f"{share(c['hit'], c['need'])}, silence {share(c['silent'], c['no_need'])}")
+                  f"{share(c['hit'], c['need'])}, silence {share(c['silent'], c['no_need'])}; "
+                  f"{c['reach']} with a needed turn among the candidates: the most probable "
+                  f"is needed for {c['best']} ({share(c['best'], c['reach'])}), the "
+                  f"retriever's first for {c['first']} ({share(c['first'], c['reach'])})")
         else:
             g, setup = key
             print(f"{g} [{setup}]: {c['n']} needed; top 1 / 3 / 10: {c[1]} / {c[3]} / {c[10]} "
