@@ -24,13 +24,14 @@ Needs `numpy` and `scikit-learn` (PyPI). Reads only the rows given: run it on th
 """
 import argparse
 import hashlib
-import json
 import sys
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
+
+import jsonl
 
 POSITION = ["session_turns", "query_words", "query_known", "names_known"]
 
@@ -65,15 +66,8 @@ def main():
     ap.add_argument("rows")
     ap.add_argument("--cache", required=True, help="the evaluations' embedding cache file")
     args = ap.parse_args()
-    rows = []
-    with open(args.rows, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{args.rows} line {n}: not JSON ({e})")
-    if not rows or "candidates" not in rows[0]:
+    rows = jsonl.read(args.rows)
+    if "candidates" not in rows[0]:
         sys.exit(f"{args.rows}: expected the rows of `cairn eval real --note --rows`")
     cache = load_cache(args.cache)
     kept = [r for r in rows if hashlib.sha256(r["request"].encode()).digest() in cache]

@@ -14,7 +14,7 @@ groups, repeatable):
 Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...]
 """
 import argparse
-import json
+import jsonl
 from collections import Counter, defaultdict
 
 
@@ -27,16 +27,7 @@ def main():
     for s in args.set:
         name, _, repos = s.partition("=")
         sets[name] = set(r for r in repos.split(",") if r)
-    rows = []
-    with open(args.rows, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise SystemExit(f"{args.rows} line {n}: not JSON ({e})")
-    if not rows:
-        raise SystemExit(f"{args.rows} holds no rows")
+    rows = jsonl.read(args.rows)
     groups = lambda repo: [repo, "ALL"] + [k for k, v in sets.items() if repo in v]
     tally = defaultdict(Counter)
     note = "candidates" in rows[0]
