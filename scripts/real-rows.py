@@ -9,7 +9,8 @@ groups, repeatable):
   ones, precision, hit rate and silence on the requests needing nothing; and the ceiling of
   a perfect gate: over the requests with a needed turn among the candidates, how often the
   most probable candidate is needed (the precision a note of one entry would have if it
-  spoke exactly on those requests), and how often the retriever's first candidate is.
+  spoke exactly on those requests) or, not needed, lies in a needed turn's session, and how
+  often the retriever's first candidate is needed.
 
 Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...]
 """
@@ -49,6 +50,8 @@ def main():
                     c["reach"] += 1
                     best = max(cands, key=lambda x: x["probability"])
                     c["best"] += best["needed"]
+                    sessions = {x["session"] for x in cands if x["needed"]}
+                    c["beside"] += (not best["needed"]) and best["session"] in sessions
                     ranked = [x for x in cands if x["features"].get("rank") is not None]
                     if ranked:
                         first = min(ranked, key=lambda x: x["features"]["rank"])
@@ -66,7 +69,8 @@ def main():
                   f"{c['right']} right: precision {share(c['right'], c['entries'])}, hit rate "
                   f"{share(c['hit'], c['need'])}, silence {share(c['silent'], c['no_need'])}; "
                   f"{c['reach']} with a needed turn among the candidates: the most probable "
-                  f"is needed for {c['best']} ({share(c['best'], c['reach'])}), the "
+                  f"is needed for {c['best']} ({share(c['best'], c['reach'])}; another "
+                  f"{c['beside']} lie in a needed turn's session), the "
                   f"retriever's first for {c['first']} ({share(c['first'], c['reach'])})")
         else:
             g, setup = key
