@@ -12,7 +12,10 @@ groups, repeatable):
   spoke exactly on those requests) or, not needed, lies in a needed turn's session, and how
   often the retriever's first candidate is needed.
 
-Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...]
+`--against OTHER` compares two runs' rows instead: for each repository, how many requests'
+candidates (their ids, order and inputs) differ between ROWS and OTHER.
+
+Usage: scripts/real-rows.py ROWS [--set NAME=owner/repo,owner/repo ...] [--against OTHER]
 """
 import argparse
 import jsonl
@@ -23,7 +26,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rows")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=REPO,REPO")
+    ap.add_argument("--against", metavar="OTHER", help="another run's rows to compare with")
     args = ap.parse_args()
+    if args.against:
+        return compare(jsonl.read(args.rows), jsonl.read(args.against), args.against)
     sets = {}
     for s in args.set:
         name, _, repos = s.partition("=")
@@ -76,6 +82,21 @@ def main():
             g, setup = key
             print(f"{g} [{setup}]: {c['n']} needed; top 1 / 3 / 10: {c[1]} / {c[3]} / {c[10]} "
                   f"({share(c[1], c['n'])} / {share(c[3], c['n'])} / {share(c[10], c['n'])})")
+
+
+def compare(rows, other, name):
+    """Prints, by repository, the requests whose candidates differ from the other run's."""
+    key = lambda r: (r["repo"], r["group"])
+    theirs = {key(r): r for r in other}
+    if set(theirs) != {key(r) for r in rows}:
+        raise SystemExit(f"{name} holds other requests than the rows compared with it")
+    tally = defaultdict(Counter)
+    for r in rows:
+        for g in (r["repo"], "ALL"):
+            tally[g]["requests"] += 1
+            tally[g]["differ"] += r.get("candidates") != theirs[key(r)].get("candidates")
+    for g in sorted(tally):
+        print(f"{g}: {tally[g]['differ']} of {tally[g]['requests']} requests' candidates differ")
 
 
 if __name__ == "__main__":

@@ -413,6 +413,8 @@ fn ranker_train_writes_a_model_and_cross_fitted_figures() {
     );
     let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(t["examples"].as_u64().unwrap() > 100, "{t}");
+    // How long it took, for the figures page (capture and embedding take real time).
+    assert!(t["seconds"].as_f64().unwrap() > 0.0, "{t}");
     // The three labelled requests' candidates (of the five records captured before them).
     let real_candidates = t["real"].as_u64().unwrap();
     assert!((1..=5).contains(&real_candidates), "{t}");

@@ -1147,6 +1147,9 @@ pub struct Trained {
     pub cross_fit: cairn_turn::ranker::CrossFit,
     /// What the final model learned (gain and splits per input, its first tree).
     pub learned: cairn_turn::ranker::Learned,
+    /// How long the whole command took, in seconds (capture, embedding through the
+    /// evaluations' cache, labelling, cross-fitting and fitting).
+    pub seconds: f64,
 }
 
 /// Runs `cairn ranker train`: labels every candidate of every question of the file (with
@@ -1162,6 +1165,7 @@ pub async fn train(
     out: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<Trained> {
+    let started = std::time::Instant::now();
     let (file, labels) = (sources.file, sources.labels);
     use cairn_turn::ranker::{Example, TrainOptions};
     let all = samples(file, None)?;
@@ -1255,6 +1259,7 @@ pub async fn train(
         real: from_real,
         cross_fit,
         learned,
+        seconds: started.elapsed().as_secs_f64(),
     };
     let figures = out.with_extension("json");
     fs_err::write(&figures, serde_json::to_string_pretty(&trained)?)?;
@@ -1263,12 +1268,13 @@ pub async fn train(
     } else {
         let c = &trained.cross_fit;
         println!(
-            "Ranker written to {} ({} candidates from {}, {} from the real train split, {} labels from the injection log)",
+            "Ranker written to {} ({} candidates from {}, {} from the real train split, {} labels from the injection log) in {:.0} s",
             out.display(),
             from_file,
             file.display(),
             from_real,
-            from_log
+            from_log,
+            trained.seconds
         );
         println!(
             "Cross-fitted ({} folds by request template, {} templates, {} requests, {} needed candidates): AUC {:.3}, log loss {:.3}",

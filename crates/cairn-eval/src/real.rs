@@ -313,6 +313,86 @@ pub(crate) fn splits_named(split: &str) -> anyhow::Result<Vec<&'static str>> {
     })
 }
 
+/// Where one repository's history is captured for an evaluation. While this process holds
+/// the lock beside it, a fixed folder under the system's temporary folder, emptied first and
+/// removed after: an Aider session is named by its history file's path, so the same path
+/// gives the same record ids each run, ties between identical records break the same way,
+/// and a run's figures (and a ranker trained on them) are the same run after run. When
+/// another evaluation holds the lock, a fresh temporary folder, said once.
+pub(crate) struct RepoDir {
+    path: PathBuf,
+    lock: Option<fs_err::File>,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl RepoDir {
+    pub(crate) fn new(say: &(dyn Fn(String) + Sync)) -> anyhow::Result<Self> {
+        let root = std::env::temp_dir();
+        let fixed = root.join("cairn-eval-real");
+        let lock_path = root.join("cairn-eval-real.lock");
+        let locked = fs_err::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| e.to_string())
+            .and_then(|f| match f.try_lock() {
+                Ok(()) => Ok(f),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    Err("another evaluation holds it".to_owned())
+                }
+                Err(std::fs::TryLockError::Error(e)) => Err(e.to_string()),
+            })
+            .and_then(|f| {
+                if fixed.exists() {
+                    fs_err::remove_dir_all(&fixed).map_err(|e| e.to_string())?;
+                }
+                fs_err::create_dir_all(&fixed).map_err(|e| e.to_string())?;
+                Ok(f)
+            });
+        match locked {
+            Ok(lock) => Ok(Self {
+                path: fixed,
+                lock: Some(lock),
+                _tmp: None,
+            }),
+            Err(why) => {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    say(format!(
+                        "note: capturing under fresh temporary folders, not {} ({why}, {}): an \
+                         Aider history's record ids, and so ties between identical records, \
+                         differ from another run's",
+                        fixed.display(),
+                        lock_path.display()
+                    ));
+                });
+                let tmp = tempfile::tempdir().context("cannot make a temporary folder")?;
+                Ok(Self {
+                    path: tmp.path().to_owned(),
+                    lock: None,
+                    _tmp: Some(tmp),
+                })
+            }
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RepoDir {
+    fn drop(&mut self) {
+        // Best effort: the next run empties it first anyway.
+        if self.lock.is_some()
+            && let Err(e) = fs_err::remove_dir_all(&self.path)
+        {
+            eprintln!("note: the evaluation's folder stays ({e})");
+        }
+    }
+}
+
 /// Captures a repository's history files into `store` through Cairn's own readers and
 /// scrubber, laid out in a project folder under `tmp` (a user's own histories: trusted).
 /// `say` hears a line when capture stored nothing.
@@ -524,9 +604,9 @@ async fn measure(
     for repo in repos {
         bar.set_message(format!("({name}: {repo})"));
         let source = corpus.source(repo)?;
-        let tmp = tempfile::tempdir()?;
-        let store = Store::open(&tmp.path().join("cairn.db")).await?;
         let said = bar.clone();
+        let tmp = RepoDir::new(&|line| said.suspend(|| eprintln!("{line}")))?;
+        let store = Store::open(&tmp.path().join("cairn.db")).await?;
         capture_repo(dir, source, &store, tmp.path(), &|line| {
             said.suspend(|| eprintln!("{line}"))
         })
@@ -701,5 +781,28 @@ mod tests {
             "Add a retry to the fetch in src/net.rs"
         ));
         assert!(!same_request("ok", "ok then, ship it"));
+    }
+
+    #[test]
+    fn a_second_repository_folder_while_the_first_is_in_use_is_another_and_leaves_it_whole() {
+        let said = std::sync::Mutex::new(Vec::new());
+        let say = |line: String| said.lock().unwrap().push(line);
+        let first = RepoDir::new(&say).unwrap();
+        fs_err::write(first.path().join("cairn.db"), "held").unwrap();
+        let second = RepoDir::new(&say).unwrap();
+        assert_ne!(first.path(), second.path());
+        assert!(second.path().is_dir());
+        assert_eq!(
+            fs_err::read_to_string(first.path().join("cairn.db")).unwrap(),
+            "held",
+            "the second folder emptied the first's"
+        );
+        let (first_path, second_path) = (first.path().to_owned(), second.path().to_owned());
+        drop(second);
+        assert!(!second_path.exists(), "a temporary folder outlived its use");
+        drop(first);
+        if first_path == std::env::temp_dir().join("cairn-eval-real") {
+            assert!(!first_path.exists(), "the fixed folder outlived its use");
+        }
     }
 }

@@ -79,7 +79,8 @@ pub async fn each_request(
     for repo in repos {
         bar.set_message(format!("({split}: {repo}, capturing and indexing)"));
         let source = corpus.source(repo)?;
-        let tmp = tempfile::tempdir().context("cannot make a temporary home")?;
+        let said = bar.clone();
+        let tmp = crate::real::RepoDir::new(&|line| said.suspend(|| eprintln!("{line}")))?;
         let home = Paths::under(&tmp.path().join("cairn"));
         home.create_all()
             .context("cannot create the temporary home's folders")?;
@@ -111,7 +112,6 @@ pub async fn each_request(
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot use the embedding cache for {repo}: {e}"))?;
         }
-        let said = bar.clone();
         capture_repo(dir, source, service.store(), tmp.path(), &|line| {
             said.suspend(|| eprintln!("{line}"));
         })
@@ -284,7 +284,12 @@ fn row_of<'a>(split: &'a str, a: &'a Asked<'_>, request: &'a str) -> Row<'a> {
         repo: a.repo,
         group: &a.group,
         request,
-        needed: a.needed.iter().map(String::as_str).collect(),
+        // In a set's order, which differs run to run: sorted, so two runs' rows compare.
+        needed: {
+            let mut ids: Vec<&str> = a.needed.iter().map(String::as_str).collect();
+            ids.sort_unstable();
+            ids
+        },
         candidates: a
             .candidates
             .iter()
