@@ -34,11 +34,12 @@ Needs `numpy` and `lightgbm` (PyPI). Unless `--settings` names others, the setti
 """
 import argparse
 import collections
-import json
 import sys
 
 import lightgbm as lgb
 import numpy as np
+
+import jsonl
 
 # cairn_turn::note::MONOTONE, by input name.
 MONOTONE = {
@@ -120,7 +121,7 @@ def main():
                     help="print the figures over these repositories' requests only "
                          "(comma-separated owner/name)")
     args = ap.parse_args()
-    rows = [json.loads(line) for line in open(args.examples)]
+    rows = jsonl.read(args.examples)
     if not rows or len(rows[0]["features"]) != len(NAMES):
         sys.exit(f"{args.examples}: expected examples with {len(NAMES)} inputs ({', '.join(NAMES)})")
     X = np.array([[np.nan if v is None else v for v in r["features"]] for r in rows], float)

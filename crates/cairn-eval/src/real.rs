@@ -316,9 +316,9 @@ pub(crate) fn splits_named(split: &str) -> anyhow::Result<Vec<&'static str>> {
 /// Where one repository's history is captured for an evaluation. While this process holds
 /// the lock beside it, a fixed folder under the system's temporary folder, emptied first and
 /// removed after: an Aider session is named by its history file's path, so the same path
-/// gives the same record ids each run, ties between identical records break the same way,
-/// and a run's figures (and a ranker trained on them) are the same run after run. When
-/// another evaluation holds the lock, a fresh temporary folder, said once.
+/// gives the same record ids each run and ties between records break the same way (what
+/// still differs run to run is which of two identical passages the vector search returns).
+/// When another evaluation holds the lock, a fresh temporary folder, said once.
 pub(crate) struct RepoDir {
     path: PathBuf,
     lock: Option<fs_err::File>,

@@ -1,9 +1,10 @@
 //! The turn note on real histories (`cairn eval real --note`), and the real corpus's train
 //! split as ranker examples (`cairn ranker train --real DIR`).
 //!
-//! Each repository's histories are captured into a real service in a temporary home (its
-//! store, keyword index and embedded vector index, the models the settings name; vectors
-//! come from the evaluations' cache when it has them). Every hand-labelled request is then
+//! Each repository's histories are captured into a real service (its store, keyword index
+//! and embedded vector index, the models the settings name; vectors come from the
+//! evaluations' cache when it has them), homed in the fixed folder of `real::RepoDir` so
+//! record ids are the same run to run. Every hand-labelled request is then
 //! asked of that service as the hook would have asked it at that moment
 //! (`turn_note_whole`, dry run): its own session named, so left out, its project and
 //! framework, its time, so only what was captured before it is a candidate. A candidate is
