@@ -44,6 +44,9 @@ if ! python3 scripts/real-labels-check.py >"$CAIRN_TEST_OUT/real-labels.txt"; th
   exit 1
 fi
 
+step "Figure scripts (real-rows.py on rows made for the check)"
+python3 scripts/check-real-rows.py
+
 step "Building the web UI (the desktop crate embeds it)"
 (cd ui && npm run --silent build)
 
